@@ -1,0 +1,53 @@
+"""Building the publisher: ZCML, settings and the paste.deploy factory."""
+
+import os
+
+from zope.configuration import config
+from zope.configuration import xmlconfig
+from zope.configuration.exceptions import ConfigurationError
+
+from zope.pipeline.publisher import Publisher
+from zope.pipeline.registry import PipelineRegistry
+from zope.pipeline.settings import split_settings
+
+#: The ZCML a site gets when its ini names none.
+DEFAULT_SITE_ZCML = os.path.join(os.path.dirname(__file__), 'site.zcml')
+
+#: Every publisher made in this process, newest last (for the CLI).
+built = []
+
+
+def load_zcml(site_zcml):
+    """Execute ``site_zcml``; return the PipelineRegistry it filled."""
+    if not os.path.exists(site_zcml):
+        raise ConfigurationError("The site ZCML file %s does not exist."
+                                 % site_zcml)
+    context = config.ConfigurationMachine()
+    xmlconfig.registerCommonDirectives(context)
+    xmlconfig.file(site_zcml, context=context)
+    registry = getattr(context, 'pipeline_registry', None)
+    return registry if registry is not None else PipelineRegistry()
+
+
+def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
+             where_settings='the application settings'):
+    """Load the site's ZCML and return its Publisher."""
+    publisher = Publisher(load_zcml(site_zcml), settings, where_settings)
+    built.append(publisher)
+    return publisher
+
+
+def app_factory(global_conf, **local_conf):
+    """paste.deploy ``app_factory``: ``use = egg:zope.pipeline#main``.
+
+    ``site_zcml`` (relative to the ini's directory) names the site's ZCML;
+    every other key is a stage setting, ``<stage>.<key> = value``.
+    """
+    ini = global_conf.get('__file__')
+    where_settings = ('the application section of %s' % ini if ini
+                      else 'the application section')
+    options, settings = split_settings(local_conf, where_settings)
+    here = global_conf.get('here') or os.getcwd()
+    site_zcml = os.path.join(here, options.get('site_zcml',
+                                               DEFAULT_SITE_ZCML))
+    return make_app(site_zcml, settings, where_settings)

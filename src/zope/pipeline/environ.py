@@ -1,0 +1,27 @@
+"""The WSGI environ keys stages use to talk to each other, in one place."""
+
+from zope.pipeline.interfaces import REQUEST_KEY  # noqa: F401 - re-exported
+from zope.pipeline.interfaces import RESPONSE_KEY  # noqa: F401
+
+#: The name of the request type (the request factory registration).
+REQUEST_TYPE = 'zope.pipeline.request_type'
+#: How many more attempts the retry stage will make after this one.
+RETRIES_LEFT = 'zope.pipeline.retries_left'
+#: The number of this attempt, 1 for the first.
+ATTEMPT = 'zope.pipeline.attempt'
+#: The ZODB connection of this request.
+CONNECTION = 'zope.pipeline.connection'
+#: The explicit transaction manager of this request.
+TRANSACTION_MANAGER = 'zope.pipeline.transaction_manager'
+#: A callable returning the root application object (unproxied).
+ROOT = 'zope.pipeline.root'
+#: Callables run once for each object traversal reaches: hook(request, ob).
+TRAVERSAL_HOOKS = 'zope.pipeline.traversal_hooks'
+#: The last object traversal reached (the context of errors).
+CONTEXT = 'zope.pipeline.context'
+#: The object traversal ended on: what the call stage publishes.
+PUBLISHED = 'zope.pipeline.published'
+#: A readable name of the published view, e.g. 'Page:index.html'.
+VIEW_NAME = 'zope.pipeline.view'
+#: The debug flag of the error handler (tracebacks in error pages).
+DEBUG = 'zope.pipeline.debug'

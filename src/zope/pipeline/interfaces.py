@@ -1,0 +1,137 @@
+"""Every extension point of zope.pipeline, with the contract it promises."""
+
+from zope.interface import Attribute
+from zope.interface import Interface
+from zope.interface.interfaces import IObjectEvent
+
+
+# ---------------------------------------------------------------- environ keys
+#: The request object (a zope.publisher request) of the current attempt.
+REQUEST_KEY = 'zope.request'
+#: The response object belonging to ``REQUEST_KEY``.
+RESPONSE_KEY = 'zope.response'
+
+
+class IStageFactory(Interface):
+    """Makes one stage of a pipeline.
+
+    A stage is an ordinary WSGI application that does one thing and calls the
+    next stage.  It is built once, when the pipeline is compiled, never per
+    request.
+    """
+
+    settings_schema = Attribute(
+        "Optional: an interface whose zope.schema fields are the settings the "
+        "stage accepts.  A deployer sets them in the paste.deploy section as "
+        "``<stage name>.<field name> = value``; the engine converts each "
+        "value with the field's ``fromUnicode`` and validates it.")
+
+    environ_keys = Attribute(
+        "Optional: a mapping of the WSGI environ keys the stage reads or "
+        "writes to a one-line description, shown by ``show-pipeline``.")
+
+    def __call__(next_app, **settings):
+        """Return the WSGI application of this stage.
+
+        ``next_app`` is the rest of the pipeline; ``settings`` holds one
+        value for every field of ``settings_schema`` (the deployer's or the
+        field's default).
+        """
+
+
+class IStageRegistration(Interface):
+    """One ``<pipeline:stage>`` registration."""
+
+    name = Attribute("The stage name, unique per request type.")
+    for_ = Attribute(
+        "The request interface the stage is registered for, or None for an "
+        "outer stage (one that runs before the request exists, the same for "
+        "every request type).")
+    factory = Attribute("The IStageFactory.")
+    before = Attribute("Names of stages this stage must run before.")
+    after = Attribute("Names of stages this stage must run after.")
+    info = Attribute("Where it was registered (zope.configuration info).")
+    order = Attribute("Registration order: ties in the sort go by it.")
+
+
+class IRequestFactory(Interface):
+    """Makes the request (and so its response) for a WSGI environ."""
+
+    request_class = Attribute(
+        "The class of the requests made (a zope.publisher request class).")
+
+    def canHandle(environ):
+        """Return whether this factory will make a request for ``environ``.
+
+        A factory that declines lets the next one (by priority, then by a
+        less specific method/mimetype key) try.
+        """
+
+    def __call__(input_stream, environ):
+        """Return a new request reading its body from ``input_stream``."""
+
+
+class IRequestFactoryRegistration(Interface):
+    """One ``<pipeline:requestFactory>`` registration."""
+
+    name = Attribute("The request type's name, e.g. 'browser'.")
+    factory = Attribute("The IRequestFactory.")
+    methods = Attribute("HTTP methods, or ('*',).")
+    mimetypes = Attribute("Content types (no parameters), or ('*',).")
+    priority = Attribute("Higher wins within one (method, mimetype) key.")
+    info = Attribute("Where it was registered.")
+
+
+class IPipelineRegistry(Interface):
+    """What the ZCML directives of one configuration registered."""
+
+    def add_stage(registration):
+        """Record an IStageRegistration."""
+
+    def add_request_factory(registration):
+        """Record an IRequestFactoryRegistration."""
+
+    def choose_request_factory(environ):
+        """Return the IRequestFactoryRegistration that makes the request.
+
+        Lookup goes (method, mimetype), then (method, '*'), then ('*', '*'),
+        each by descending priority; a factory may decline.
+        """
+
+
+class IPublisher(Interface):
+    """The root WSGI application: the compiled outer chain and the switch."""
+
+    def __call__(environ, start_response):
+        """Serve one request."""
+
+    def chain_for(spec):
+        """Return the compiled inner chain for a request interface spec."""
+
+    def describe():
+        """Return the introspection data (see zope.pipeline.introspect)."""
+
+
+class ITraversalHook(Interface):
+    """A callable run once for each object traversal reaches."""
+
+    def __call__(request, ob):
+        """Called with the request and the (possibly proxied) object."""
+
+
+class IRootOpened(IObjectEvent):
+    """The open_root stage has opened the database root for a request."""
+
+    request = Attribute("The request")
+
+
+class IBeforeRetry(Interface):
+    """An attempt failed with a transient error and will be retried."""
+
+    environ = Attribute("The environ of the failed attempt.")
+    error = Attribute("The exception.")
+    attempt = Attribute("The number of the failed attempt (1 for the first).")
+
+
+class IViewName(Interface):
+    """Marker for what the call stage records about the published view."""

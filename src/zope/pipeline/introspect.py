@@ -1,0 +1,104 @@
+"""What the publisher will do, per request type, as data and as text."""
+
+import json
+
+from zope.pipeline.ordering import where
+
+
+def dotted_name(obj):
+    module = getattr(obj, '__module__', None)
+    name = getattr(obj, '__qualname__', None) or getattr(obj, '__name__', None)
+    if module and name:
+        return '%s.%s' % (module, name)
+    return repr(obj)
+
+
+def _jsonable(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    return repr(value)
+
+
+def describe_stage(stage, part):
+    registration = stage.registration
+    factory = registration.factory
+    return {
+        'name': registration.name,
+        'part': part,
+        'factory': dotted_name(factory),
+        'for': (None if registration.outer
+                else registration.for_.__identifier__),
+        'settings': _jsonable(stage.settings),
+        'before': list(registration.before),
+        'after': list(registration.after),
+        'registered_at': where(registration.info),
+        'environ_keys': _jsonable(getattr(factory, 'environ_keys', {})),
+    }
+
+
+def describe(publisher):
+    """Return ``{"request_types": {name: {"interfaces", "stages"}}}``."""
+    outer = [describe_stage(stage, 'outer')
+             for stage in publisher.outer.stages]
+    request_types = {}
+    for name, (registration, spec) in publisher.request_types.items():
+        chain = publisher.chain_for(spec)
+        request_types[name] = {
+            'factory': dotted_name(registration.factory.request_class),
+            'methods': list(registration.methods),
+            'mimetypes': list(registration.mimetypes),
+            'priority': registration.priority,
+            'registered_at': where(registration.info),
+            'interfaces': [iface.__identifier__ for iface in spec.__iro__],
+            'stages': outer + [describe_stage(stage, 'inner')
+                               for stage in chain.stages],
+        }
+    return {'request_types': request_types}
+
+
+def _short(identifier):
+    return identifier.rsplit('.', 1)[-1]
+
+
+def format_text(data, request_type=None):
+    """Render ``describe()`` data as stable, readable text."""
+    lines = []
+    for name, info in data['request_types'].items():
+        if request_type and name != request_type:
+            continue
+        lines.append('Request type: %s' % name)
+        lines.append('  request class: %s' % info['factory'])
+        lines.append('  chosen for:    methods %s, mimetypes %s, priority %s '
+                     '(%s)' % (' '.join(info['methods']),
+                               ' '.join(info['mimetypes']),
+                               info['priority'], info['registered_at']))
+        lines.append('  interfaces:    %s' % ', '.join(
+            _short(iface) for iface in info['interfaces']))
+        lines.append('')
+        part = None
+        for number, stage in enumerate(info['stages'], 1):
+            if stage['part'] != part:
+                part = stage['part']
+                lines.append('  -- %s chain%s --' % (part, (
+                    ': the same for every request type' if part == 'outer'
+                    else ': chosen by the switch for these interfaces')))
+            lines.append('  %2d. %s' % (number, stage['name']))
+            lines.append('      factory:       %s' % stage['factory'])
+            if stage['for']:
+                lines.append('      for:           %s' % stage['for'])
+            lines.append('      registered at: %s' % stage['registered_at'])
+            if stage['before'] or stage['after']:
+                lines.append('      constraints:   %s' % '; '.join(
+                    '%s %s' % (relation, ' '.join(stage[relation]))
+                    for relation in ('before', 'after') if stage[relation]))
+            for key, value in sorted(stage['settings'].items()):
+                lines.append('      setting:       %s.%s = %s'
+                             % (stage['name'], key, json.dumps(value)))
+            for key, text in sorted(stage['environ_keys'].items()):
+                lines.append('      environ:       %s: %s' % (key, text))
+        lines.append('')
+    return '\n'.join(lines)

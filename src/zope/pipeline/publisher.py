@@ -1,0 +1,172 @@
+"""The root WSGI application: the outer chain, the switch, compiled chains."""
+
+import threading
+
+from zope.configuration.exceptions import ConfigurationError
+from zope.component import provideUtility
+from zope.interface import implementer
+from zope.interface import providedBy
+
+from zope.pipeline.interfaces import IPipelineRegistry
+from zope.pipeline.interfaces import IPublisher
+from zope.pipeline.interfaces import REQUEST_KEY
+from zope.pipeline.ordering import TopologicalSorter
+from zope.pipeline.ordering import where
+from zope.pipeline.settings import check_settings
+from zope.pipeline.settings import convert
+from zope.pipeline.wsgi import plain_response
+
+#: Compiled chains kept by spec identity; past this, by interfaces only.
+MAX_SPECS = 256
+
+
+def end_of_pipeline(environ, start_response):
+    """What runs when every inner stage passed the request on: nothing
+    published it, so there is nothing to show."""
+    return plain_response(start_response, '404 Not Found', 'Not Found')
+
+
+class CompiledStage:
+    """A stage as it stands in a compiled chain, for introspection."""
+
+    __slots__ = ('registration', 'settings', 'app')
+
+    def __init__(self, registration, settings, app):
+        self.registration = registration
+        self.settings = settings
+        self.app = app
+
+    @property
+    def name(self):
+        return self.registration.name
+
+
+class Chain:
+    """An ordered, built list of stages; calling it calls the first stage."""
+
+    def __init__(self, stages, app):
+        self.stages = stages
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        return self.app(environ, start_response)
+
+    def names(self):
+        return [stage.name for stage in self.stages]
+
+
+@implementer(IPublisher)
+class Publisher:
+    """Serves a request through the outer chain, then the inner chain that
+    was compiled for the request's interfaces.
+
+    Everything that can be decided before the first request is: stages are
+    sorted, checked and built here (or on the first request of a type that
+    no request factory announced), never per request.
+    """
+
+    def __init__(self, registry, settings=None,
+                 where_settings='the application section'):
+        self.registry = registry
+        self.raw_settings = settings or {}
+        self.where_settings = where_settings
+        self._lock = threading.Lock()
+        self._chains = {}
+        self._chains_by_iro = {}
+        registry.check_parts()
+        provideUtility(registry, IPipelineRegistry)
+        check_settings(registry, self.raw_settings, where_settings)
+        registry.factory_table()
+        self.outer = self._build(self._sorted(registry.outer_stages(),
+                                              'outer stages'), self.switch)
+        self.app = self.outer.app
+        self.request_types = {}
+        for registration in registry.request_factories:
+            spec = registration.factory.probe_spec(
+                next((m for m in registration.methods if m != '*'), 'GET'))
+            self.request_types.setdefault(registration.name,
+                                          (registration, spec))
+            self.chain_for(spec)
+
+    def __call__(self, environ, start_response):
+        return self.app(environ, start_response)
+
+    def switch(self, environ, start_response):
+        """Hand the request to the chain compiled for its interfaces."""
+        spec = providedBy(environ[REQUEST_KEY])
+        chain = self._chains.get(spec)
+        if chain is None:
+            chain = self.chain_for(spec)
+        return chain.app(environ, start_response)
+
+    # -- compilation
+
+    def chain_for(self, spec):
+        """Return (compiling once) the inner chain for ``spec``."""
+        chain = self._chains.get(spec)
+        if chain is not None:
+            return chain
+        with self._lock:
+            iro = tuple(spec.__sro__)
+            chain = self._chains_by_iro.get(iro)
+            if chain is None:
+                registrations = self.registry.inner_stages(spec)
+                what = "stages for request type '%s'" % (
+                    self.registry.request_type_of(spec) or spec)
+                chain = self._build(self._sorted(registrations, what),
+                                    end_of_pipeline)
+                self._chains_by_iro[iro] = chain
+            if len(self._chains) < MAX_SPECS:
+                self._chains[spec] = chain
+        return chain
+
+    def _sorted(self, registrations, what):
+        sorter = TopologicalSorter(what)
+        by_name = {}
+        for registration in registrations:
+            sorter.add(registration.name, registration.before,
+                       registration.after, registration.info,
+                       registration.order)
+            by_name[registration.name] = registration
+        absent = self.registry.stage_names() - set(by_name)
+        self._check_parts_of_constraints(registrations, absent)
+        return [by_name[name] for name in sorter.sorted(absent)]
+
+    def _check_parts_of_constraints(self, registrations, absent):
+        """An inner stage cannot run before an outer one, nor the reverse."""
+        outer = {registration.name: registration
+                 for registration in self.registry.outer_stages()}
+        for registration in registrations:
+            if registration.outer:
+                wrong, relation, part = registration.after, 'after', 'inner'
+                others = {name for name in wrong
+                          if name in absent and name not in outer}
+            else:
+                wrong, relation, part = registration.before, 'before', 'outer'
+                others = {name for name in wrong if name in outer}
+            for name in sorted(others):
+                raise ConfigurationError(
+                    "Stage '%s', registered at %s, is an %s stage but says "
+                    "%s='%s'; '%s' is an %s stage, and every outer stage runs "
+                    "before every inner stage." % (
+                        registration.name, where(registration.info),
+                        'outer' if registration.outer else 'inner', relation,
+                        name, name, part))
+
+    def _build(self, registrations, innermost):
+        app = innermost
+        stages = []
+        for registration in reversed(registrations):
+            settings = convert(registration.factory, registration.name,
+                               self.raw_settings.get(registration.name, {}),
+                               self.where_settings)
+            app = registration.factory(app, **settings)
+            stages.append(CompiledStage(registration, settings, app))
+        stages.reverse()
+        return Chain(stages, app)
+
+    # -- introspection
+
+    def describe(self):
+        from zope.pipeline.introspect import describe
+        return describe(self)

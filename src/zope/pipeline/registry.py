@@ -1,0 +1,177 @@
+"""What one configuration registered: stages and request factories."""
+
+from zope.configuration.exceptions import ConfigurationError
+from zope.interface import implementer
+
+from zope.pipeline.interfaces import IPipelineRegistry
+from zope.pipeline.interfaces import IRequestFactoryRegistration
+from zope.pipeline.interfaces import IStageRegistration
+from zope.pipeline.ordering import where
+
+
+@implementer(IStageRegistration)
+class StageRegistration:
+
+    def __init__(self, name, for_, factory, before=(), after=(), info=None,
+                 order=0):
+        self.name = name
+        self.for_ = for_
+        self.factory = factory
+        self.before = tuple(before)
+        self.after = tuple(after)
+        self.info = info
+        self.order = order
+
+    @property
+    def outer(self):
+        return self.for_ is None
+
+    def __repr__(self):
+        return '<StageRegistration %r for %s at %s>' % (
+            self.name, 'outer' if self.outer else self.for_.__identifier__,
+            where(self.info))
+
+
+@implementer(IRequestFactoryRegistration)
+class RequestFactoryRegistration:
+
+    def __init__(self, name, factory, methods=('*',), mimetypes=('*',),
+                 priority=0, info=None):
+        self.name = name
+        self.factory = factory
+        self.methods = tuple(method.upper() for method in methods)
+        self.mimetypes = tuple(mimetype.lower() for mimetype in mimetypes)
+        self.priority = priority
+        self.info = info
+
+    def __repr__(self):
+        return '<RequestFactoryRegistration %r at %s>' % (self.name,
+                                                          where(self.info))
+
+
+def mimetype_of(environ):
+    """Return the body's media type, lower-cased, without parameters."""
+    content_type = environ.get('CONTENT_TYPE') or ''
+    return content_type.split(';', 1)[0].strip().lower()
+
+
+@implementer(IPipelineRegistry)
+class PipelineRegistry:
+    """Stage and request-factory registrations, in registration order."""
+
+    def __init__(self):
+        self.stages = []
+        self.request_factories = []
+        self._table = None
+
+    # -- registration (called by ZCML actions)
+
+    def add_stage(self, registration):
+        registration.order = len(self.stages)
+        self.stages.append(registration)
+
+    def add_request_factory(self, registration):
+        self.request_factories.append(registration)
+        self._table = None
+
+    # -- stages
+
+    def stage_names(self):
+        """Return every registered stage name, outer or inner."""
+        return {registration.name for registration in self.stages}
+
+    def outer_stages(self):
+        return [registration for registration in self.stages
+                if registration.outer]
+
+    def inner_stages(self, spec):
+        """Return the inner registrations that apply to ``spec``.
+
+        Per name, the registration for the most specific interface ``spec``
+        provides wins (as in adapter lookup); registration order is kept.
+        """
+        resolution = {iface: index for index, iface in
+                      enumerate(spec.__sro__)}
+        best = {}
+        for registration in self.stages:
+            if registration.outer:
+                continue
+            rank = resolution.get(registration.for_)
+            if rank is None:
+                continue
+            current = best.get(registration.name)
+            if current is None or rank <= current[0]:
+                best[registration.name] = (rank, registration)
+        chosen = {registration for _, registration in best.values()}
+        return [registration for registration in self.stages
+                if registration in chosen]
+
+    def check_parts(self):
+        """Fail if one stage name is registered both outer and inner."""
+        outer = {}
+        for registration in self.stages:
+            if registration.outer:
+                outer.setdefault(registration.name, registration)
+        for registration in self.stages:
+            first = outer.get(registration.name)
+            if first is not None and not registration.outer:
+                raise ConfigurationError(
+                    "Stage '%s' is registered as an outer stage (no 'for') at "
+                    "%s and for %s at %s: a stage is either outer or inner."
+                    % (registration.name, where(first.info),
+                       registration.for_.__identifier__,
+                       where(registration.info)))
+
+    # -- request factories
+
+    def _build_table(self):
+        table = {}
+        for registration in self.request_factories:
+            for method in registration.methods:
+                for mimetype in registration.mimetypes:
+                    table.setdefault((method, mimetype), []).append(
+                        registration)
+        for key, registrations in table.items():
+            registrations.sort(key=lambda item: -item.priority)
+            for first, second in zip(registrations, registrations[1:]):
+                if first.priority == second.priority:
+                    raise ConfigurationError(
+                        "Request factories '%s' (registered at %s) and '%s' "
+                        "(registered at %s) both handle method %s and "
+                        "mimetype %s with priority %s: give them different "
+                        "priorities." % (
+                            first.name, where(first.info), second.name,
+                            where(second.info), key[0], key[1],
+                            first.priority))
+        return {key: tuple(value) for key, value in table.items()}
+
+    def factory_table(self):
+        """Return {(method, mimetype): registrations by priority}."""
+        if self._table is None:
+            self._table = self._build_table()
+        return self._table
+
+    def choose_request_factory(self, environ):
+        table = self.factory_table()
+        method = environ.get('REQUEST_METHOD', 'GET').upper()
+        mimetype = mimetype_of(environ)
+        for key in ((method, mimetype), (method, '*'), ('*', '*')):
+            for registration in table.get(key, ()):
+                if registration.factory.canHandle(environ):
+                    return registration
+        return None
+
+    def request_type_of(self, spec):
+        """Return the name of the request type a spec belongs to.
+
+        The registration whose request interface comes first in the spec's
+        resolution order wins (an XML-RPC request is also an HTTP request).
+        """
+        resolution = {iface: index for index, iface in
+                      enumerate(spec.__sro__)}
+        best = None
+        for registration in self.request_factories:
+            rank = resolution.get(registration.factory.request_interface)
+            if rank is not None and (best is None or rank < best[0]):
+                best = (rank, registration.name)
+        return best[1] if best else None

@@ -1,0 +1,78 @@
+"""Stage settings: from ``<stage>.<key> = value`` lines to typed values."""
+
+from zope.configuration.exceptions import ConfigurationError
+from zope.schema import getFieldsInOrder
+from zope.schema.interfaces import ValidationError
+
+#: Keys of the paste.deploy section that are not stage settings.
+PUBLISHER_OPTIONS = {
+    'site_zcml': 'The ZCML file that configures the site (and its stages).',
+}
+
+
+def split_settings(local_conf, where='the application section'):
+    """Split a paste.deploy section into publisher options and stage settings.
+
+    Returns ``(options, {stage_name: {key: raw_value}})``.
+    """
+    options, stages = {}, {}
+    for key, value in local_conf.items():
+        stage, dot, field = key.partition('.')
+        if dot:
+            stages.setdefault(stage, {})[field] = value
+        elif key in PUBLISHER_OPTIONS:
+            options[key] = value
+        else:
+            raise ConfigurationError(
+                "Unknown setting '%s' in %s: settings are '<stage>.<key>' or "
+                "one of: %s." % (key, where,
+                                 ', '.join(sorted(PUBLISHER_OPTIONS))))
+    return options, stages
+
+
+def fields_of(factory):
+    schema = getattr(factory, 'settings_schema', None)
+    return dict(getFieldsInOrder(schema)) if schema is not None else {}
+
+
+def check_settings(registry, stage_settings, where='the application section'):
+    """Fail on a stage name or key that no registered stage accepts."""
+    by_name = {}
+    for registration in registry.stages:
+        by_name.setdefault(registration.name, {}).update(
+            fields_of(registration.factory))
+    for stage, values in stage_settings.items():
+        if stage not in by_name:
+            raise ConfigurationError(
+                "Settings for unknown stage '%s' in %s (%s): registered "
+                "stages are %s." % (stage, where, ', '.join(
+                    '%s.%s' % (stage, key) for key in sorted(values)),
+                    ', '.join(sorted(by_name))))
+        for key in values:
+            if key not in by_name[stage]:
+                known = ', '.join(sorted(by_name[stage])) or 'none'
+                raise ConfigurationError(
+                    "Unknown setting '%s.%s' in %s: stage '%s' accepts: %s."
+                    % (stage, key, where, stage, known))
+
+
+def convert(factory, stage, raw, where='the application section'):
+    """Return the keyword arguments for ``factory``: every field's value."""
+    result = {}
+    for key, field in fields_of(factory).items():
+        if key not in raw:
+            result[key] = field.default
+            continue
+        value = raw[key]
+        try:
+            if isinstance(value, str):
+                value = field.fromUnicode(value.strip())
+            else:
+                field.validate(value)
+        except (ValidationError, ValueError) as exc:
+            raise ConfigurationError(
+                "Invalid value %r for '%s.%s' in %s: %s (%s)." % (
+                    raw[key], stage, key, where, field.title,
+                    exc.doc() if isinstance(exc, ValidationError) else exc))
+        result[key] = value
+    return result

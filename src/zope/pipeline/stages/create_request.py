@@ -1,0 +1,63 @@
+"""create_request: the request and response for this attempt.
+
+The request factory is chosen by method, content type and priority (see
+``zope.pipeline.registry``); the request and its response go into the
+environ; the request is closed when the response body is closed.
+"""
+
+from zope.component import getUtility
+from zope.interface import Interface
+from zope.publisher.interfaces import NotFound
+
+from zope.pipeline import environ as keys
+from zope.pipeline.interfaces import IPipelineRegistry
+from zope.pipeline.wsgi import ClosingIterator
+from zope.pipeline.wsgi import plain_response
+
+
+class ICreateRequestSettings(Interface):
+    """create_request has no settings: request factories are ZCML."""
+
+
+environ_keys = {
+    keys.REQUEST_KEY: 'written: the zope.publisher request',
+    keys.RESPONSE_KEY: 'written: its response',
+    keys.REQUEST_TYPE: "written: the request type's name",
+}
+
+
+class CreateRequestStage:
+    """Make the request with the factory the publisher's registry chooses."""
+
+    settings_schema = ICreateRequestSettings
+    environ_keys = environ_keys
+
+    def __init__(self, next_app):
+        self.next_app = next_app
+        # The publisher registers its registry before it builds any stage.
+        self.choose = getUtility(IPipelineRegistry).choose_request_factory
+
+    def __call__(self, environ, start_response):
+        registration = self.choose(environ)
+        if registration is None:
+            return plain_response(
+                start_response, '405 Method Not Allowed',
+                'No request type handles the method %s.'
+                % environ.get('REQUEST_METHOD', ''))
+        try:
+            request = registration.factory(environ['wsgi.input'], environ)
+        except NotFound:
+            return plain_response(start_response, '404 Not Found',
+                                  'Not Found')
+        except (UnicodeError, ValueError) as exc:
+            return plain_response(start_response, '400 Bad Request',
+                                  'Bad request: %s' % type(exc).__name__)
+        environ[keys.REQUEST_KEY] = request
+        environ[keys.RESPONSE_KEY] = request.response
+        environ[keys.REQUEST_TYPE] = registration.name
+        try:
+            result = self.next_app(environ, start_response)
+        except BaseException:
+            request.close()
+            raise
+        return ClosingIterator(result, request.close)

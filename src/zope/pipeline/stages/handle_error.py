@@ -1,0 +1,235 @@
+"""handle_error: turn an exception into the response the client should see.
+
+Exception views are looked up in the context of the object where the error
+happened (with that object's site set, so local views apply), as the
+classic publisher did.  Without a view, a short page is made here.
+``NotFound`` gives 404, ``Unauthorized`` 401 with the authentication
+utility's challenge (403 for a principal who is already authenticated),
+``Redirect`` a redirect, bad input 400, a transient error on the last
+attempt 503 with ``Retry-After``, anything else 500.  Tracebacks go to the
+log (and to the error reporting utility); the page shows one only in debug
+mode.  Transient errors pass up to retry while it has attempts left.  An
+error while rendering an error gives a plain 500, never a loop.
+"""
+
+import html
+import logging
+import sys
+import traceback
+
+from transaction.interfaces import NoTransaction
+from zope.authentication.interfaces import IAuthentication
+from zope.authentication.interfaces import IUnauthenticatedPrincipal
+from zope.component import queryMultiAdapter
+from zope.component import queryUtility
+from zope.component.hooks import setSite
+from zope.error.interfaces import IErrorReportingUtility
+from zope.interface import Interface
+from zope.location import LocationProxy
+from zope.location.interfaces import ISite
+from zope.publisher.interfaces import IBadRequest
+from zope.publisher.interfaces import INotFound
+from zope.publisher.interfaces import IRedirect
+from zope.publisher.interfaces.http import IMethodNotAllowed
+from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
+from zope.publisher.publish import mapply
+from zope.schema import Bool
+from zope.schema import Int
+from zope.security.interfaces import IForbidden
+from zope.security.interfaces import IUnauthorized
+from zope.security.proxy import removeSecurityProxy
+
+from zope.pipeline import environ as keys
+from zope.pipeline.errors import IPayloadTooLarge
+from zope.pipeline.errors import is_transient
+from zope.pipeline.wsgi import plain_response
+
+logger = logging.getLogger('zope.pipeline.error')
+
+
+class IHandleErrorSettings(Interface):
+
+    debug = Bool(title='Show tracebacks in error pages (never in '
+                       'production)', default=False, required=False)
+    retry_after = Int(title='Seconds in the Retry-After header of a 503',
+                      default=1, min=0)
+
+
+environ_keys = {
+    keys.RETRIES_LEFT: 'read: transient errors pass up while > 0',
+    keys.CONTEXT: 'read: the object the error happened at',
+    keys.TRANSACTION_MANAGER: 'read: a fresh transaction for error views',
+}
+
+REASONS = {400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
+           404: 'Not Found', 405: 'Method Not Allowed',
+           413: 'Payload Too Large', 500: 'Internal Server Error',
+           503: 'Service Unavailable'}
+
+#: Status by exception interface; the first that matches wins.
+STATUS_BY_INTERFACE = (
+    (INotFound, 404),
+    (IPayloadTooLarge, 413),
+    (IBadRequest, 400),
+    (IMethodNotAllowed, 405),
+    (IUnauthorized, 401),
+    (IForbidden, 404),
+)
+
+MESSAGES = {
+    400: 'The request could not be understood.',
+    401: 'You must log in to see this page.',
+    403: 'You are not allowed to see this page.',
+    404: 'The page you asked for does not exist.',
+    405: 'This resource does not support that method.',
+    413: 'The request body is too large.',
+    500: 'The server could not complete the request. The error was logged.',
+    503: 'The server is busy; please try again in a moment.',
+}
+
+
+def status_of(error):
+    if is_transient(error):
+        return 503
+    for interface, status in STATUS_BY_INTERFACE:
+        if interface.providedBy(error):
+            return status
+    return 500
+
+
+def nearest_site(context):
+    """Return the nearest site at or above ``context`` (unproxied)."""
+    ob = removeSecurityProxy(context)
+    while ob is not None:
+        if ISite.providedBy(ob):
+            return ob
+        ob = getattr(ob, '__parent__', None)
+    return None
+
+
+def default_page(status, error, debug, exc_info):
+    title = '%d %s' % (status, REASONS.get(status, 'Error'))
+    parts = ['<!DOCTYPE html>\n<html><head><title>%s</title></head><body>'
+             % title, '<h1>%s</h1>' % title,
+             '<p>%s</p>' % MESSAGES.get(status, MESSAGES[500])]
+    if debug:
+        parts.append('<pre>%s</pre>' % html.escape(
+            ''.join(traceback.format_exception(*exc_info))))
+    parts.append('</body></html>')
+    return ''.join(parts)
+
+
+class HandleErrorStage:
+    """Render exceptions raised by the stages inside it."""
+
+    settings_schema = IHandleErrorSettings
+    environ_keys = environ_keys
+
+    def __init__(self, next_app, debug=False, retry_after=1):
+        self.next_app = next_app
+        self.debug = debug
+        self.retry_after = retry_after
+
+    def __call__(self, environ, start_response):
+        try:
+            return self.next_app(environ, start_response)
+        except Exception as error:
+            if is_transient(error) and environ.get(keys.RETRIES_LEFT, 0) > 0:
+                raise
+            exc_info = sys.exc_info()
+            try:
+                return self.render(environ, start_response, error, exc_info)
+            except Exception:
+                logger.exception('Error while rendering the error for %s',
+                                 environ.get('PATH_INFO'))
+                return plain_response(start_response,
+                                      '500 Internal Server Error',
+                                      'Internal Server Error', (), exc_info)
+            finally:
+                del exc_info
+
+    # -- rendering
+
+    def render(self, environ, start_response, error, exc_info):
+        from zope.pipeline.stages.call import emit
+        request = environ[keys.REQUEST_KEY]
+        response = request.response
+        status = status_of(error)
+        self.report(environ, request, status, exc_info)
+        response.reset()
+        if IXMLRPCRequest.providedBy(request) and status >= 500:
+            response.handleException(exc_info)
+            return emit(environ, response, start_response, exc_info)
+        if IRedirect.providedBy(error):
+            response.redirect(error.getLocation(), trusted=error.getTrusted())
+            return emit(environ, response, start_response, exc_info)
+        if status == 401:
+            status = self.challenge(request, response)
+        response.setStatus(status)
+        if status == 503:
+            response.setHeader('Retry-After', str(self.retry_after))
+        if IMethodNotAllowed.providedBy(error):
+            allow = getattr(error, 'allow', None)
+            if allow:
+                response.setHeader('Allow', ', '.join(allow))
+        if not self.render_view(environ, request, response, error):
+            response.setHeader('Content-Type', 'text/html;charset=utf-8')
+            response.setResult(default_page(status, error, self.debug,
+                                            exc_info))
+        return emit(environ, response, start_response, exc_info)
+
+    def challenge(self, request, response):
+        principal = request.principal
+        if principal is not None and \
+                not IUnauthenticatedPrincipal.providedBy(principal):
+            return 403
+        auth = queryUtility(IAuthentication)
+        if auth is not None:
+            auth.unauthorized(principal.id if principal else None, request)
+        status = response.getStatus()
+        return status if status in (401, 403) else 401
+
+    def render_view(self, environ, request, response, error):
+        """Render the exception view of ``error``; False if there is none."""
+        context = environ.get(keys.CONTEXT)
+        site = nearest_site(context) if context is not None else None
+        manager = environ.get(keys.TRANSACTION_MANAGER)
+        if site is not None:
+            setSite(site)
+        try:
+            if manager is not None:
+                try:
+                    manager.abort()
+                except NoTransaction:
+                    pass
+                manager.begin()
+            located = LocationProxy(error, context, 'error')
+            view = queryMultiAdapter((located, request), name='index.html')
+            if view is None:
+                return False
+            status = response.getStatus()
+            body = mapply(view, (), request)
+            if response.getStatus() == 599 or response.getStatus() == 200:
+                response.setStatus(status)
+            response.setResult(body)
+            return True
+        finally:
+            if manager is not None:
+                manager.abort()
+            if site is not None:
+                setSite(None)
+
+    def report(self, environ, request, status, exc_info):
+        if status >= 500:
+            logger.error('%s %s failed', environ.get('REQUEST_METHOD'),
+                         environ.get('PATH_INFO'), exc_info=exc_info)
+            utility = queryUtility(IErrorReportingUtility)
+            if utility is not None:
+                try:
+                    utility.raising(exc_info, request)
+                except Exception:  # the report must not hide the error
+                    logger.exception('The error reporting utility failed')
+        else:
+            logger.debug('%s %s: %d (%s)', environ.get('REQUEST_METHOD'),
+                         environ.get('PATH_INFO'), status,
+                         exc_info[0].__name__)

@@ -1,0 +1,92 @@
+"""open_root: a ZODB connection for the request, with its own transaction
+manager, from the database of this process.
+
+The connection goes back to the pool as soon as the body is complete: at
+once for a body that is already a list, at ``close()`` for a streamed one,
+so what the stream reads stays valid until the server is done with it.
+"""
+
+import functools
+
+from transaction import TransactionManager
+from transaction.interfaces import NoTransaction
+from zope.interface import Interface
+from zope.schema import TextLine
+
+from zope.pipeline import environ as keys
+from zope.pipeline.storage import create_root_folder
+from zope.pipeline.storage import database_for
+from zope.pipeline.storage import resolve_callable
+from zope.pipeline.wsgi import ClosingIterator
+
+
+class IOpenRootSettings(Interface):
+
+    zodb_config = TextLine(
+        title="ZConfig file describing the database ('' for a database in "
+              "memory, for tests)", default='', required=False)
+    root_name = TextLine(title='Name of the root application in the ZODB '
+                               'root mapping', default='Application')
+    root_factory = TextLine(
+        title='Dotted name of a callable making the root application when '
+              'the database has none',
+        default='zope.pipeline.storage.create_root_folder')
+    populate = TextLine(
+        title='Dotted name of a callable(root) that adds initial content to '
+              'a new root application', default='', required=False)
+
+
+environ_keys = {
+    keys.CONNECTION: 'written: the ZODB connection of this request',
+    keys.TRANSACTION_MANAGER: 'written: its explicit transaction manager',
+    keys.ROOT: 'written: callable returning the root application',
+}
+
+
+def release(connection, manager):
+    """Abort anything left open and return the connection to the pool."""
+    try:
+        manager.abort()
+    except NoTransaction:
+        pass
+    connection.close()
+
+
+def root_of(connection, root_name):
+    return connection.root()[root_name]
+
+
+class OpenRootStage:
+    """One connection, one explicit transaction manager per request."""
+
+    settings_schema = IOpenRootSettings
+    environ_keys = environ_keys
+
+    def __init__(self, next_app, zodb_config='', root_name='Application',
+                 root_factory='zope.pipeline.storage.create_root_folder',
+                 populate=''):
+        self.next_app = next_app
+        self.root_name = root_name
+        self.database = database_for(
+            zodb_config, root_name,
+            resolve_callable(root_factory, 'open_root.root_factory')
+            or create_root_folder,
+            resolve_callable(populate, 'open_root.populate'))
+
+    def __call__(self, environ, start_response):
+        manager = TransactionManager(explicit=True)
+        connection = self.database.get().open(transaction_manager=manager)
+        environ[keys.CONNECTION] = connection
+        environ[keys.TRANSACTION_MANAGER] = manager
+        environ[keys.ROOT] = functools.partial(root_of, connection,
+                                               self.root_name)
+        try:
+            result = self.next_app(environ, start_response)
+        except BaseException:
+            release(connection, manager)
+            raise
+        if type(result) is list:
+            release(connection, manager)
+            return result
+        return ClosingIterator(result,
+                               functools.partial(release, connection, manager))

@@ -1,0 +1,46 @@
+"""site_events: BeforeTraverseEvent for every object traversal reaches (so
+zope.site's local site hooks set the site), EndRequestEvent at the end, and
+the thread's site cleared after every request, errors included.
+"""
+
+import zope.event
+from zope.component.hooks import setSite
+from zope.interface import Interface
+from zope.publisher.interfaces import EndRequestEvent
+from zope.traversing.interfaces import BeforeTraverseEvent
+
+from zope.pipeline import environ as keys
+
+
+class ISiteEventsSettings(Interface):
+    """site_events has no settings."""
+
+
+environ_keys = {
+    keys.TRAVERSAL_HOOKS: 'appended: notify BeforeTraverseEvent',
+    keys.PUBLISHED: 'read: the object of the EndRequestEvent',
+}
+
+
+def before_traverse(request, ob):
+    zope.event.notify(BeforeTraverseEvent(ob, request))
+
+
+class SiteEventsStage:
+    """Events around traversal; the site never outlives the request."""
+
+    settings_schema = ISiteEventsSettings
+    environ_keys = environ_keys
+
+    def __init__(self, next_app):
+        self.next_app = next_app
+
+    def __call__(self, environ, start_response):
+        environ.setdefault(keys.TRAVERSAL_HOOKS, []).append(before_traverse)
+        try:
+            result = self.next_app(environ, start_response)
+            zope.event.notify(EndRequestEvent(environ.get(keys.PUBLISHED),
+                                              environ[keys.REQUEST_KEY]))
+            return result
+        finally:
+            setSite(None)

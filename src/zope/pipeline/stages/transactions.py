@@ -1,0 +1,65 @@
+"""transaction: one transaction per attempt, committed before the response
+starts, so a conflict at commit can still be retried.
+
+The transaction is annotated as the classic publisher did: the principal
+id as user, the path as note, the request type in the extended info.
+A doomed transaction is aborted; an exception aborts and propagates.
+"""
+
+from zope.interface import Interface
+
+from zope.pipeline import environ as keys
+from zope.pipeline.wsgi import DeferredStart
+from zope.pipeline.wsgi import close_iterable
+
+
+class ITransactionSettings(Interface):
+    """transaction has no settings."""
+
+
+environ_keys = {
+    keys.TRANSACTION_MANAGER: 'read: begin, commit or abort',
+    keys.REQUEST_KEY: 'read: principal and path for the annotation',
+}
+
+
+def annotate(txn, environ):
+    request = environ[keys.REQUEST_KEY]
+    principal = request.principal
+    if principal is not None:
+        txn.user = str(principal.id)
+    txn.note(request.getURL(path_only=True) if hasattr(request, 'getURL')
+             else environ.get('PATH_INFO', ''))
+    txn.setExtendedInfo('request_type', environ.get(keys.REQUEST_TYPE, ''))
+    txn.setExtendedInfo('request_method', environ.get('REQUEST_METHOD', ''))
+
+
+class TransactionStage:
+    """Begin; on success annotate and commit before starting the response."""
+
+    settings_schema = ITransactionSettings
+    environ_keys = environ_keys
+
+    def __init__(self, next_app):
+        self.next_app = next_app
+
+    def __call__(self, environ, start_response):
+        manager = environ[keys.TRANSACTION_MANAGER]
+        txn = manager.begin()
+        held = DeferredStart()
+        try:
+            result = self.next_app(environ, held)
+        except BaseException:
+            manager.abort()
+            raise
+        try:
+            if manager.isDoomed():
+                manager.abort()
+            else:
+                annotate(txn, environ)
+                manager.commit()
+        except BaseException:
+            close_iterable(result)
+            manager.abort()
+            raise
+        return held.send(start_response, result)

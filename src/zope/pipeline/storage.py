@@ -1,0 +1,176 @@
+"""The ZODB database of this process: opened after fork, closed at exit.
+
+One ``ProcessDatabase`` per ZConfig file and process.  It opens lazily, on
+first use, in the process that uses it (a process forked after the open
+reopens its own), creates the root application when the database has none
+(safely when several processes start at once), and closes at shutdown
+(``mod_wsgi.subscribe_shutdown`` under mod_wsgi, ``atexit`` otherwise) so
+RelStorage writes its persistent cache.
+"""
+
+import atexit
+import logging
+import os
+import threading
+
+import transaction
+import ZODB
+import ZODB.config
+from ZODB.MappingStorage import MappingStorage
+from ZODB.POSException import ConflictError
+from zope.configuration.exceptions import ConfigurationError
+from zope.dottedname.resolve import resolve
+
+logger = logging.getLogger('zope.pipeline.storage')
+
+#: The ProcessDatabase for each (config path, root name) in this process.
+_databases = {}
+_databases_lock = threading.Lock()
+
+
+def create_root_folder():
+    """The default root application: a folder that is a site."""
+    from zope.site.folder import rootFolder
+    from zope.site.site import LocalSiteManager
+    root = rootFolder()
+    root.setSiteManager(LocalSiteManager(root))
+    return root
+
+
+def bootstrap(db, root_name, factory, populate=None, attempts=10):
+    """Create ``root[root_name]`` unless it exists; exactly one process wins.
+
+    Returns True when this call created the root.
+    """
+    for _ in range(attempts):
+        manager = transaction.TransactionManager(explicit=True)
+        connection = db.open(transaction_manager=manager)
+        try:
+            manager.begin()
+            root = connection.root()
+            if root_name in root:
+                manager.abort()
+                return False
+            application = factory()
+            root[root_name] = application
+            if populate is not None:
+                populate(application)
+            manager.get().note('zope.pipeline: bootstrap %s' % root_name)
+            manager.commit()
+            logger.info('Created the root application %r', root_name)
+            return True
+        except ConflictError:
+            manager.abort()
+            logger.info('Another process is creating the root application; '
+                        'looking again')
+        finally:
+            connection.close()
+    raise RuntimeError('Could not create the root application %r'
+                       % root_name)  # pragma: no cover - needs a live race
+
+
+def open_database(config_path):
+    """Open the DB a ZConfig file describes; '' means an in-memory DB."""
+    if not config_path:
+        return ZODB.DB(MappingStorage(), database_name='main')
+    if not os.path.exists(config_path):
+        raise ConfigurationError(
+            'The ZODB configuration file %s (open_root.zodb_config) does not '
+            'exist.' % config_path)
+    from zope.pipeline import compat
+    compat.apply()
+    return ZODB.config.databaseFromURL(config_path)
+
+
+class ProcessDatabase:
+    """The database of one ZConfig file, for the current process."""
+
+    def __init__(self, config_path, root_name, factory, populate=None):
+        self.config_path = config_path
+        self.root_name = root_name
+        self.factory = factory
+        self.populate = populate
+        self.db = None
+        self.pid = None
+        self._lock = threading.Lock()
+
+    def get(self):
+        db = self.db
+        if db is not None and self.pid == os.getpid():
+            return db
+        with self._lock:
+            if self.db is None or self.pid != os.getpid():
+                self._open()
+        return self.db
+
+    def _open(self):
+        if self.db is not None:
+            logger.info('Process %s inherited a database opened by process '
+                        '%s: opening its own', os.getpid(), self.pid)
+            self.db = None
+        db = open_database(self.config_path)
+        bootstrap(db, self.root_name, self.factory, self.populate)
+        self.db, self.pid = db, os.getpid()
+        register_shutdown(self.close)
+
+    def close(self):
+        with self._lock:
+            db, self.db = self.db, None
+            if db is not None and self.pid == os.getpid():
+                db.close()
+                logger.info('Closed the database of process %s', self.pid)
+
+    def forget_after_fork(self):
+        """In a child after fork: the parent's DB is not ours to use."""
+        self._lock = threading.Lock()
+
+
+def register_shutdown(callback):
+    """Run ``callback`` at process shutdown (mod_wsgi's hook, or atexit)."""
+    try:
+        import mod_wsgi
+        subscribe = mod_wsgi.subscribe_shutdown
+    except (ImportError, AttributeError):
+        atexit.register(callback)
+        return 'atexit'
+    subscribe(lambda event, **details: callback())
+    return 'mod_wsgi'
+
+
+def database_for(config_path, root_name='Application',
+                 factory=create_root_folder, populate=None):
+    """Return the shared ProcessDatabase for this config and root name."""
+    key = (config_path, root_name)
+    with _databases_lock:
+        database = _databases.get(key)
+        if database is None:
+            database = _databases[key] = ProcessDatabase(
+                config_path, root_name, factory, populate)
+        return database
+
+
+def close_all():
+    """Close every database of this process (tests, shutdown)."""
+    with _databases_lock:
+        databases = list(_databases.values())
+        _databases.clear()
+    for database in databases:
+        database.close()
+
+
+def resolve_callable(dotted, setting):
+    if not dotted:
+        return None
+    try:
+        return resolve(dotted)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigurationError('Cannot import %r named by %s: %s'
+                                 % (dotted, setting, exc))
+
+
+def _after_fork_in_child():
+    for database in list(_databases.values()):
+        database.forget_after_fork()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

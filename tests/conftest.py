@@ -1,0 +1,50 @@
+"""Fixtures shared by the whole suite."""
+
+import os
+
+import pytest
+import zope.testing.cleanup
+
+from zope.pipeline import storage
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def in_ci():
+    return os.environ.get('CI', '').lower() in ('1', 'true', 'yes')
+
+
+def need(condition, reason):
+    """Skip on a laptop without the server; fail in CI (CI=true)."""
+    if condition:
+        return
+    if in_ci():
+        pytest.fail('CI=true but %s' % reason)
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def clean_zope():
+    """A clean component registry, security and site before and after."""
+    zope.testing.cleanup.cleanUp()
+    yield
+    storage.close_all()
+    zope.testing.cleanup.cleanUp()
+
+
+@pytest.fixture
+def make_testapp(clean_zope):
+    """Build the full pipeline from ZCML and wrap it in WebTest (which runs
+    wsgiref.validate over it for every request)."""
+    import webtest
+
+    from zope.pipeline.app import DEFAULT_SITE_ZCML
+    from zope.pipeline.app import make_app
+
+    def make(site_zcml=DEFAULT_SITE_ZCML, settings=None, **extra_environ):
+        publisher = make_app(site_zcml, settings)
+        extra_environ.setdefault('REMOTE_ADDR', '127.0.0.1')
+        return webtest.TestApp(publisher, extra_environ=extra_environ,
+                               lint=True)
+    return make
