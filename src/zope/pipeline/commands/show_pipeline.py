@@ -1,0 +1,35 @@
+"""Print, per request type, the complete ordered chain of stages a request
+goes through: outer and inner stages, each with its factory, settings,
+before/after constraints, environ keys and the ZCML file:line where it was
+registered."""
+
+import json
+
+NAME = 'show-pipeline'
+HELP = 'print the compiled pipeline of each request type'
+
+
+def add_arguments(parser):
+    parser.add_argument('ini', help='paste.deploy ini file, e.g. etc/deploy.ini')
+    parser.add_argument('--name', default='main',
+                        help='application name in the ini (default: main)')
+    parser.add_argument('--request-type', metavar='TYPE',
+                        help='only this request type (browser, xmlrpc, http)')
+    parser.add_argument('--format', choices=('text', 'json'), default='text')
+
+
+def run(args):
+    from zope.pipeline.commands import load_publisher
+    from zope.pipeline.introspect import format_text
+    data = load_publisher(args.ini, args.name).describe()
+    if args.request_type and args.request_type not in data['request_types']:
+        raise SystemExit("Unknown request type %r; known: %s" % (
+            args.request_type, ', '.join(data['request_types'])))
+    if args.format == 'json':
+        if args.request_type:
+            data = {'request_types': {
+                args.request_type: data['request_types'][args.request_type]}}
+        print(json.dumps(data, indent=2, sort_keys=False))
+    else:
+        print(format_text(data, args.request_type))
+    return 0
