@@ -4,10 +4,15 @@ import argparse
 import importlib
 import sys
 
+from zope.configuration.exceptions import ConfigurationError
+
 #: Subcommand modules, in the order ``--help`` lists them.  Each module has
 #: ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``.
 COMMANDS = (
     'zope.pipeline.commands.show_pipeline',
+    'zope.pipeline.commands.serve',
+    'zope.pipeline.commands.init_db',
+    'zope.pipeline.commands.bench',
 )
 
 
@@ -28,8 +33,13 @@ def build_parser():
 
 
 def main(argv=None):
+    """Run a subcommand; a configuration error is a message, not a trace."""
     args = build_parser().parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except ConfigurationError as error:
+        print('zope-pipeline %s: %s' % (args.command, error), file=sys.stderr)
+        return 1
 
 
 if __name__ == '__main__':  # pragma: no cover

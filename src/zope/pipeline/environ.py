@@ -21,6 +21,11 @@ TRAVERSAL_HOOKS = 'zope.pipeline.traversal_hooks'
 CONTEXT = 'zope.pipeline.context'
 #: The object traversal ended on: what the call stage publishes.
 PUBLISHED = 'zope.pipeline.published'
+#: The names default traversal added to the path (e.g. ('@@index.html',)).
+DEFAULT_VIEW = 'zope.pipeline.default_view'
+#: Output filters of this request, ``filter(response, body) -> body``, run
+#: in order by whoever sends the response (before HEAD drops the body).
+OUTPUT_FILTERS = 'zope.pipeline.output_filters'
 #: A readable name of the published view, e.g. 'Page:index.html'.
 VIEW_NAME = 'zope.pipeline.view'
 #: The debug flag of the error handler (tracebacks in error pages).

@@ -37,17 +37,6 @@ class RequestFactory:
         setDefaultSkin(request)
         return request
 
-    def probe_spec(self, method='GET'):
-        """Return the interfaces a request of this type provides.
-
-        Made from a real request for a synthetic environ, with the default
-        skin applied, so the spec is the one the switch sees at run time.
-        """
-        environ = {'REQUEST_METHOD': method, 'SERVER_NAME': 'localhost',
-                   'SERVER_PORT': '80', 'PATH_INFO': '/', 'SCRIPT_NAME': '',
-                   'wsgi.url_scheme': 'http'}
-        return providedBy(self(io.BytesIO(b''), environ))
-
     def __repr__(self):
         return '<RequestFactory %s.%s>' % (self.request_class.__module__,
                                            self.request_class.__name__)
@@ -56,6 +45,29 @@ class RequestFactory:
 browser = RequestFactory(BrowserRequest, IBrowserRequest)
 xmlrpc = RequestFactory(XMLRPCRequest, IXMLRPCRequest)
 http = RequestFactory(HTTPRequest, IHTTPRequest)
+
+
+def request_interface_of(factory):
+    """Return the interface that marks requests made by ``factory``."""
+    interface = getattr(factory, 'request_interface', None)
+    return interface if interface is not None else implementedBy(
+        factory.request_class)
+
+
+def probe_spec(factory, method='GET'):
+    """Return the interfaces a request made by ``factory`` provides.
+
+    Made from a real request for a synthetic environ, so the spec (default
+    skin included) is the one the switch sees at run time.  Works for any
+    IRequestFactory, not only ``RequestFactory``.
+    """
+    environ = {'REQUEST_METHOD': method, 'SERVER_NAME': 'localhost',
+               'SERVER_PORT': '80', 'PATH_INFO': '/', 'SCRIPT_NAME': '',
+               'wsgi.url_scheme': 'http', 'wsgi.input': io.BytesIO(b'')}
+    request = factory(environ['wsgi.input'], environ)
+    spec = providedBy(request)
+    request.close()
+    return spec
 
 
 def as_request_factory(factory):

@@ -41,18 +41,19 @@ def describe_stage(stage, part):
 
 
 def describe(publisher):
-    """Return ``{"request_types": {name: {"interfaces", "stages"}}}``."""
+    """Return ``{"request_types": {name: {"interfaces", "stages"}}}``.
+
+    This is the shape ``show-pipeline --format json`` prints: per request
+    type, the interfaces its requests provide and the complete chain, outer
+    stages first.  ``describe_request_factories`` says how each request
+    type is chosen.
+    """
     outer = [describe_stage(stage, 'outer')
              for stage in publisher.outer.stages]
     request_types = {}
     for name, (registration, spec) in publisher.request_types.items():
         chain = publisher.chain_for(spec)
         request_types[name] = {
-            'factory': dotted_name(registration.factory.request_class),
-            'methods': list(registration.methods),
-            'mimetypes': list(registration.mimetypes),
-            'priority': registration.priority,
-            'registered_at': where(registration.info),
             'interfaces': [iface.__identifier__ for iface in spec.__iro__],
             'stages': outer + [describe_stage(stage, 'inner')
                                for stage in chain.stages],
@@ -60,22 +61,31 @@ def describe(publisher):
     return {'request_types': request_types}
 
 
+def describe_request_factories(publisher):
+    """Return, per request type, the request factory that makes it."""
+    return {name: {
+        'factory': dotted_name(registration.factory.request_class),
+        'methods': list(registration.methods),
+        'mimetypes': list(registration.mimetypes),
+        'priority': registration.priority,
+        'registered_at': where(registration.info),
+    } for name, (registration, spec) in publisher.request_types.items()}
+
+
 def _short(identifier):
     return identifier.rsplit('.', 1)[-1]
 
 
-def format_text(data, request_type=None):
-    """Render ``describe()`` data as stable, readable text."""
+def format_text(data, request_type=None, factories=None):
+    """Render ``describe()`` data (and, if given, the
+    ``describe_request_factories()`` data) as stable, readable text."""
     lines = []
     for name, info in data['request_types'].items():
         if request_type and name != request_type:
             continue
         lines.append('Request type: %s' % name)
-        lines.append('  request class: %s' % info['factory'])
-        lines.append('  chosen for:    methods %s, mimetypes %s, priority %s '
-                     '(%s)' % (' '.join(info['methods']),
-                               ' '.join(info['mimetypes']),
-                               info['priority'], info['registered_at']))
+        if factories and name in factories:
+            lines.extend(_factory_lines(factories[name]))
         lines.append('  interfaces:    %s' % ', '.join(
             _short(iface) for iface in info['interfaces']))
         lines.append('')
@@ -86,19 +96,32 @@ def format_text(data, request_type=None):
                 lines.append('  -- %s chain%s --' % (part, (
                     ': the same for every request type' if part == 'outer'
                     else ': chosen by the switch for these interfaces')))
-            lines.append('  %2d. %s' % (number, stage['name']))
-            lines.append('      factory:       %s' % stage['factory'])
-            if stage['for']:
-                lines.append('      for:           %s' % stage['for'])
-            lines.append('      registered at: %s' % stage['registered_at'])
-            if stage['before'] or stage['after']:
-                lines.append('      constraints:   %s' % '; '.join(
-                    '%s %s' % (relation, ' '.join(stage[relation]))
-                    for relation in ('before', 'after') if stage[relation]))
-            for key, value in sorted(stage['settings'].items()):
-                lines.append('      setting:       %s.%s = %s'
-                             % (stage['name'], key, json.dumps(value)))
-            for key, text in sorted(stage['environ_keys'].items()):
-                lines.append('      environ:       %s: %s' % (key, text))
+            lines.extend(_stage_lines(number, stage))
         lines.append('')
     return '\n'.join(lines)
+
+
+def _factory_lines(factory):
+    return [
+        '  request class: %s' % factory['factory'],
+        '  chosen for:    methods %s, mimetypes %s, priority %s (%s)' % (
+            ' '.join(factory['methods']), ' '.join(factory['mimetypes']),
+            factory['priority'], factory['registered_at'])]
+
+
+def _stage_lines(number, stage):
+    lines = ['  %2d. %s' % (number, stage['name']),
+             '      factory:       %s' % stage['factory']]
+    if stage['for']:
+        lines.append('      for:           %s' % stage['for'])
+    lines.append('      registered at: %s' % stage['registered_at'])
+    if stage['before'] or stage['after']:
+        lines.append('      constraints:   %s' % '; '.join(
+            '%s %s' % (relation, ' '.join(stage[relation]))
+            for relation in ('before', 'after') if stage[relation]))
+    for key, value in sorted(stage['settings'].items()):
+        lines.append('      setting:       %s.%s = %s'
+                     % (stage['name'], key, json.dumps(value)))
+    for key, text in sorted(stage['environ_keys'].items()):
+        lines.append('      environ:       %s: %s' % (key, text))
+    return lines

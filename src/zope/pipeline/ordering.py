@@ -19,11 +19,16 @@ class OrderingError(ConfigurationError):
 
 
 class CycleError(OrderingError):
-    """The constraints form a cycle."""
+    """The constraints form a cycle.
+
+    The cycle is listed from its earliest registered member, each member
+    running before (outside of) the next one, back to the first.
+    """
 
     def __init__(self, what, cycle, nodes):
         self.cycle = cycle
-        lines = ['Cannot order the %s: they form a cycle: %s.'
+        lines = ['Cannot order the %s: they form a cycle, each running '
+                 'before the next: %s.'
                  % (what, ' -> '.join(cycle + cycle[:1]))]
         for name in cycle:
             node = nodes[name]
@@ -41,6 +46,28 @@ class UnknownNameError(OrderingError):
             "Stage '%s', registered at %s, says %s='%s', but no stage named "
             "'%s' is registered." % (node.name, where(node.info), relation,
                                      missing, missing))
+
+
+class PartError(OrderingError):
+    """An outer stage must run after an inner one, or the reverse.
+
+    Every outer stage runs before every inner stage, so an inner stage
+    cannot say ``before`` an outer one, nor an outer stage ``after`` an
+    inner one.
+    """
+
+    def __init__(self, registration, relation, other, other_registrations):
+        self.name = registration.name
+        self.other = other
+        part = 'outer' if registration.outer else 'inner'
+        other_part = 'inner' if registration.outer else 'outer'
+        super().__init__(
+            "Stage '%s' is an %s stage (registered at %s) but says "
+            "%s='%s'; '%s' is an %s stage (registered at %s), and every "
+            "outer stage runs before every inner stage." % (
+                registration.name, part, where(registration.info), relation,
+                other, other, other_part, ', '.join(
+                    where(item.info) for item in other_registrations)))
 
 
 class _Node:
@@ -68,9 +95,14 @@ class TopologicalSorter:
 
     Items with no constraint between them keep their registration order
     (the order of ``add`` calls, or the explicit ``order``), so the result
-    is deterministic.  A constraint that names an item known elsewhere
-    (``absent``) but not added here is ignored; one that names an item
-    neither added nor absent is an error.
+    is deterministic: whenever several items could come next, the one
+    registered first does.  So an item registered late with only a
+    ``before`` lands just ahead of the item it must precede, and one with
+    only an ``after`` lands behind everything registered before it.
+
+    A constraint that names an item known elsewhere (``absent``) but not
+    added here is ignored; one that names an item neither added nor absent
+    is an error.
     """
 
     def __init__(self, what='stages'):
@@ -118,8 +150,8 @@ class TopologicalSorter:
                     heapq.heappush(ready, (self.nodes[target].order, target))
         if len(result) < len(self.nodes):
             remaining = {name for name, count in indegree.items() if count}
-            raise CycleError(self.what, self._find_cycle(successors, remaining),
-                             self.nodes)
+            cycle = self._find_cycle(successors, remaining)
+            raise CycleError(self.what, cycle, self.nodes)
         return result
 
     def _find_cycle(self, successors, remaining):
@@ -127,12 +159,13 @@ class TopologicalSorter:
 
         Every remaining node still has a predecessor among the remaining
         ones, so walking predecessors must come back to a node already seen.
+        (The successors of a remaining node are all remaining: it never
+        released them.)
         """
         predecessors = {name: [] for name in remaining}
         for name in remaining:
             for target in successors[name]:
-                if target in remaining:
-                    predecessors[target].append(name)
+                predecessors[target].append(name)
         order = lambda name: self.nodes[name].order  # noqa: E731
         current = min(remaining, key=order)
         path, seen = [], {}

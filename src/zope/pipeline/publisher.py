@@ -2,21 +2,22 @@
 
 import threading
 
-from zope.configuration.exceptions import ConfigurationError
 from zope.component import provideUtility
 from zope.interface import implementer
 from zope.interface import providedBy
 
+from zope.pipeline.factories import probe_spec
 from zope.pipeline.interfaces import IPipelineRegistry
 from zope.pipeline.interfaces import IPublisher
 from zope.pipeline.interfaces import REQUEST_KEY
+from zope.pipeline.ordering import PartError
 from zope.pipeline.ordering import TopologicalSorter
-from zope.pipeline.ordering import where
 from zope.pipeline.settings import check_settings
 from zope.pipeline.settings import convert
 from zope.pipeline.wsgi import plain_response
 
-#: Compiled chains kept by spec identity; past this, by interfaces only.
+#: Compiled chains are found by spec identity for this many specs (the
+#: fast path); past that, by the spec's interfaces (a tuple to hash).
 MAX_SPECS = 256
 
 
@@ -82,8 +83,8 @@ class Publisher:
         self.app = self.outer.app
         self.request_types = {}
         for registration in registry.request_factories:
-            spec = registration.factory.probe_spec(
-                next((m for m in registration.methods if m != '*'), 'GET'))
+            spec = probe_spec(registration.factory, next(
+                (m for m in registration.methods if m != '*'), 'GET'))
             self.request_types.setdefault(registration.name,
                                           (registration, spec))
             self.chain_for(spec)
@@ -107,7 +108,9 @@ class Publisher:
         if chain is not None:
             return chain
         with self._lock:
-            iro = tuple(spec.__sro__)
+            # Two specs providing the same interfaces get the same chain:
+            # stages are registered for interfaces, never for declarations.
+            iro = spec.__iro__
             chain = self._chains_by_iro.get(iro)
             if chain is None:
                 registrations = self.registry.inner_stages(spec)
@@ -128,30 +131,20 @@ class Publisher:
                        registration.after, registration.info,
                        registration.order)
             by_name[registration.name] = registration
+        self._check_parts_of_constraints(registrations)
         absent = self.registry.stage_names() - set(by_name)
-        self._check_parts_of_constraints(registrations, absent)
         return [by_name[name] for name in sorter.sorted(absent)]
 
-    def _check_parts_of_constraints(self, registrations, absent):
+    def _check_parts_of_constraints(self, registrations):
         """An inner stage cannot run before an outer one, nor the reverse."""
-        outer = {registration.name: registration
-                 for registration in self.registry.outer_stages()}
         for registration in registrations:
-            if registration.outer:
-                wrong, relation, part = registration.after, 'after', 'inner'
-                others = {name for name in wrong
-                          if name in absent and name not in outer}
-            else:
-                wrong, relation, part = registration.before, 'before', 'outer'
-                others = {name for name in wrong if name in outer}
-            for name in sorted(others):
-                raise ConfigurationError(
-                    "Stage '%s', registered at %s, is an %s stage but says "
-                    "%s='%s'; '%s' is an %s stage, and every outer stage runs "
-                    "before every inner stage." % (
-                        registration.name, where(registration.info),
-                        'outer' if registration.outer else 'inner', relation,
-                        name, name, part))
+            relation = 'after' if registration.outer else 'before'
+            for other in getattr(registration, relation):
+                others = [item for item in self.registry.stages
+                          if item.name == other
+                          and item.outer != registration.outer]
+                if others:
+                    raise PartError(registration, relation, other, others)
 
     def _build(self, registrations, innermost):
         app = innermost

@@ -3,6 +3,7 @@
 from zope.configuration.exceptions import ConfigurationError
 from zope.interface import implementer
 
+from zope.pipeline.factories import request_interface_of
 from zope.pipeline.interfaces import IPipelineRegistry
 from zope.pipeline.interfaces import IRequestFactoryRegistration
 from zope.pipeline.interfaces import IStageRegistration
@@ -13,7 +14,7 @@ from zope.pipeline.ordering import where
 class StageRegistration:
 
     def __init__(self, name, for_, factory, before=(), after=(), info=None,
-                 order=0):
+                 order=None):
         self.name = name
         self.for_ = for_
         self.factory = factory
@@ -57,17 +58,30 @@ def mimetype_of(environ):
 
 @implementer(IPipelineRegistry)
 class PipelineRegistry:
-    """Stage and request-factory registrations, in registration order."""
+    """Stage and request-factory registrations, in registration order.
+
+    A stage's registration order (which breaks ties in the sort) is the
+    place where its name and request interface were first registered: an
+    overriding registration takes the place of the one it replaces.
+    """
 
     def __init__(self):
         self.stages = []
         self.request_factories = []
         self._table = None
+        self._orders = {}
 
-    # -- registration (called by ZCML actions)
+    # -- registration (called by ZCML handlers and actions)
+
+    def order_of(self, name, for_):
+        """Return the registration order of the stage ``name`` for ``for_``,
+        claiming the next one the first time it is asked."""
+        return self._orders.setdefault((name, for_), len(self._orders))
 
     def add_stage(self, registration):
-        registration.order = len(self.stages)
+        if registration.order is None:
+            registration.order = self.order_of(registration.name,
+                                               registration.for_)
         self.stages.append(registration)
 
     def add_request_factory(self, registration):
@@ -91,7 +105,7 @@ class PipelineRegistry:
         provides wins (as in adapter lookup); registration order is kept.
         """
         resolution = {iface: index for index, iface in
-                      enumerate(spec.__sro__)}
+                      enumerate(spec.__iro__)}
         best = {}
         for registration in self.stages:
             if registration.outer:
@@ -168,10 +182,10 @@ class PipelineRegistry:
         resolution order wins (an XML-RPC request is also an HTTP request).
         """
         resolution = {iface: index for index, iface in
-                      enumerate(spec.__sro__)}
+                      enumerate(spec.__iro__)}
         best = None
         for registration in self.request_factories:
-            rank = resolution.get(registration.factory.request_interface)
+            rank = resolution.get(request_interface_of(registration.factory))
             if rank is not None and (best is None or rank < best[0]):
                 best = (rank, registration.name)
         return best[1] if best else None

@@ -2,6 +2,7 @@
 
 from zope.configuration.exceptions import ConfigurationError
 from zope.schema import getFieldsInOrder
+from zope.schema.interfaces import IBool
 from zope.schema.interfaces import ValidationError
 
 #: Keys of the paste.deploy section that are not stage settings.
@@ -56,6 +57,39 @@ def check_settings(registry, stage_settings, where='the application section'):
                     % (stage, key, where, stage, known))
 
 
+#: How an ini spells a boolean (zope.schema's Bool.fromUnicode would read
+#: every other word, a typo included, as False).
+BOOLEANS = {'true': True, 'yes': True, 'on': True, '1': True,
+            'false': False, 'no': False, 'off': False, '0': False}
+
+
+def from_text(field, text):
+    """Convert one ini value with the field's ``fromUnicode``."""
+    if IBool.providedBy(field):
+        if text.lower() not in BOOLEANS:
+            raise ValueError('expected one of: true, false, yes, no, on, '
+                             'off, 1, 0')
+        value = BOOLEANS[text.lower()]
+        field.validate(value)
+        return value
+    return field.fromUnicode(text)
+
+
+def reason(field, error):
+    """Say why a value was refused, with the accepted choices if any."""
+    if isinstance(error, ValueError) or not isinstance(error,
+                                                       ValidationError):
+        text = str(error)
+    else:
+        text = error.doc()
+    text = text.rstrip('.')
+    vocabulary = getattr(field, 'vocabulary', None)
+    if vocabulary is not None:
+        text += '; expected one of: %s' % ', '.join(
+            str(term.value) for term in vocabulary)
+    return text + '.'
+
+
 def convert(factory, stage, raw, where='the application section'):
     """Return the keyword arguments for ``factory``: every field's value."""
     result = {}
@@ -66,13 +100,13 @@ def convert(factory, stage, raw, where='the application section'):
         value = raw[key]
         try:
             if isinstance(value, str):
-                value = field.fromUnicode(value.strip())
+                value = from_text(field, value.strip())
             else:
                 field.validate(value)
         except (ValidationError, ValueError) as exc:
             raise ConfigurationError(
-                "Invalid value %r for '%s.%s' in %s: %s (%s)." % (
+                "Invalid value %r for '%s.%s' in %s (%s): %s" % (
                     raw[key], stage, key, where, field.title,
-                    exc.doc() if isinstance(exc, ValidationError) else exc))
+                    reason(field, exc)))
         result[key] = value
     return result

@@ -9,8 +9,12 @@ RelStorage writes its persistent cache.
 """
 
 import atexit
+import contextlib
+import fcntl
+import hashlib
 import logging
 import os
+import tempfile
 import threading
 
 import transaction
@@ -69,30 +73,85 @@ def bootstrap(db, root_name, factory, populate=None, attempts=10):
                        % root_name)  # pragma: no cover - needs a live race
 
 
+def check_config(config_path):
+    """Fail, naming the setting, unless ``config_path`` is '' or a file."""
+    if config_path and not os.path.isfile(config_path):
+        raise ConfigurationError(
+            'The ZODB configuration file %s (open_root.zodb_config) does not '
+            'exist.' % os.path.abspath(config_path))
+
+
 def open_database(config_path):
     """Open the DB a ZConfig file describes; '' means an in-memory DB."""
     if not config_path:
         return ZODB.DB(MappingStorage(), database_name='main')
-    if not os.path.exists(config_path):
-        raise ConfigurationError(
-            'The ZODB configuration file %s (open_root.zodb_config) does not '
-            'exist.' % config_path)
+    check_config(config_path)
     from zope.pipeline import compat
     compat.apply()
-    return ZODB.config.databaseFromURL(config_path)
+    return ZODB.config.databaseFromConfig(
+        load_database_config(config_path).database)
+
+
+def load_database_config(config_path):
+    """Parse a ZConfig database file; ``$here`` in it is its directory.
+
+    (As ``%(here)s`` in a paste.deploy ini: data directories can be given
+    relative to the configuration, e.g. ``data-dir $here/../var``.)
+    """
+    import io
+
+    import ZConfig
+    with open(config_path) as config_file:
+        text = config_file.read()
+    here = os.path.dirname(os.path.abspath(config_path))
+    defined = '%%define here %s\n%s' % (here.replace('$', '$$'), text)
+    config, _ = ZConfig.loadConfigFile(
+        ZODB.config.getDbSchema(), io.StringIO(defined),
+        url='file://' + os.path.abspath(config_path))
+    return config
+
+
+@contextlib.contextmanager
+def first_open_lock(config_path):
+    """Hold a lock, shared by every process of this machine, for one config.
+
+    The first open of a new database is not safe to run twice at once:
+    RelStorage's SQLite adapter creates its directory and schema without
+    looking again, and ``ZODB.DB`` creates the root mapping, so two
+    processes starting together fail with 'File exists', 'table already
+    exists' or a ConflictError.  Opening (and bootstrapping) under this
+    lock makes the second process find a complete database.
+    """
+    if not config_path:
+        yield
+        return
+    digest = hashlib.sha256(
+        os.path.realpath(config_path).encode('utf-8')).hexdigest()[:16]
+    path = os.path.join(tempfile.gettempdir(),
+                        'zope.pipeline-open-%s.lock' % digest)
+    with open(path, 'a') as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class ProcessDatabase:
     """The database of one ZConfig file, for the current process."""
 
     def __init__(self, config_path, root_name, factory, populate=None):
+        check_config(config_path)
         self.config_path = config_path
         self.root_name = root_name
         self.factory = factory
         self.populate = populate
         self.db = None
         self.pid = None
+        #: Whether this process created the root application (bootstrap).
+        self.created_root = False
         self._lock = threading.Lock()
+        self._shutdown_registered = False
 
     def get(self):
         db = self.db
@@ -108,10 +167,18 @@ class ProcessDatabase:
             logger.info('Process %s inherited a database opened by process '
                         '%s: opening its own', os.getpid(), self.pid)
             self.db = None
-        db = open_database(self.config_path)
-        bootstrap(db, self.root_name, self.factory, self.populate)
+        with first_open_lock(self.config_path):
+            db = open_database(self.config_path)
+            try:
+                self.created_root = bootstrap(db, self.root_name,
+                                              self.factory, self.populate)
+            except BaseException:
+                db.close()
+                raise
         self.db, self.pid = db, os.getpid()
-        register_shutdown(self.close)
+        if not self._shutdown_registered:
+            register_shutdown(self.close)
+            self._shutdown_registered = True
 
     def close(self):
         with self._lock:

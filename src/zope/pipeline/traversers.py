@@ -16,6 +16,9 @@ from zope.traversing.interfaces import TraversalError
 from zope.traversing.namespace import namespaceLookup
 from zope.traversing.namespace import nsParse
 
+#: Namespaces whose names are attribute names: private ones are refused.
+ATTRIBUTE_NAMESPACES = ('attribute',)
+
 
 @implementer(IBrowserPublisher, IXMLRPCPublisher, IHTTPPublisher)
 class ViewTraverser:
@@ -39,24 +42,56 @@ class ViewTraverser:
         return view
 
 
+@implementer(IXMLRPCPublisher)
+class XMLRPCMethodTraverser:
+    """Traverse an XML-RPC view to the method the request calls.
+
+    What zope.app.publisher's ``xmlrpc:view`` used to register: the method
+    name of an XML-RPC call becomes the last path step, and it names a
+    method of the view (which the view's checker must allow).
+    """
+
+    def __init__(self, context, request):
+        self.context = context
+        self.request = request
+
+    def publishTraverse(self, request, name):
+        method = None if name.startswith('_') else getattr(
+            self.context, name, None)
+        if method is None or not callable(method):
+            raise NotFound(self.context, name, request)
+        return method
+
+
 class Traversal:
     """What ``request.traverse()`` asks of its publication, per request.
 
     zope.publisher's request keeps the traversal stack, the path suffix of
-    ``:method``, the traversed names (so URLs are right) and the rule that
-    hooks run once per object reached; this object answers its three
-    questions: which hooks, which next object, which default view.
+    ``:method``, the traversed names (so URLs are right); this object
+    answers its three questions: run the hooks for an object, find the next
+    object, name the default view.  Every object it hands back is security
+    proxied.  zope.publisher restarts its loop for default views and
+    ``:method`` suffixes, offering the object it stopped at a second time:
+    hooks run once per object reached all the same.
     """
 
-    __slots__ = ('hooks', 'environ', 'context_key')
+    __slots__ = ('hooks', 'environ', 'context_key', 'last_hooked',
+                 'default_names')
 
     def __init__(self, hooks, environ, context_key):
         self.hooks = hooks
         self.environ = environ
         self.context_key = context_key
+        self.last_hooked = None
+        #: The names default traversal added, e.g. ['@@index.html'].
+        self.default_names = []
 
     def callTraversalHooks(self, request, ob):
         self.environ[self.context_key] = ob
+        unproxied = removeSecurityProxy(ob)
+        if unproxied is self.last_hooked:
+            return
+        self.last_hooked = unproxied
         for hook in self.hooks:
             hook(request, ob)
 
@@ -64,12 +99,8 @@ class Traversal:
         if name[:1] in '@+':
             namespace, name_in_namespace = nsParse(name)
             if namespace:
-                try:
-                    found = namespaceLookup(namespace, name_in_namespace, ob,
-                                            request)
-                except (TraversalError, LookupError):
-                    raise NotFound(ob, name, request)
-                return ProxyFactory(found)
+                return self.traverse_namespace(request, ob, name, namespace,
+                                               name_in_namespace)
         else:
             name_in_namespace = name
         if name_in_namespace == '.':
@@ -83,15 +114,38 @@ class Traversal:
             found = traverser.publishTraverse(request, name_in_namespace)
         return ProxyFactory(found)
 
+    def traverse_namespace(self, request, ob, name, namespace, name_in_it):
+        """``++namespace++name`` and ``@@name``; private attributes never."""
+        if namespace in ATTRIBUTE_NAMESPACES and name_in_it.startswith('_'):
+            raise NotFound(ob, name, request)
+        try:
+            found = namespaceLookup(namespace, name_in_it, ob, request)
+        except (TraversalError, LookupError):
+            raise NotFound(ob, name, request)
+        return ProxyFactory(found)
+
     def getDefaultTraversal(self, request, ob):
         if IBrowserPublisher.providedBy(ob):
-            return ob.browserDefault(request)
-        adapter = queryMultiAdapter((ob, request), IBrowserPublisher)
-        if adapter is None:
-            return ob, None
-        found, path = adapter.browserDefault(request)
-        return ProxyFactory(found), path
+            found, path = ob.browserDefault(request)
+        else:
+            adapter = queryMultiAdapter((ob, request), IBrowserPublisher)
+            if adapter is None:
+                return ob, None
+            found, path = adapter.browserDefault(request)
+            found = ProxyFactory(found)
+        if request.method == 'HEAD':
+            found = get_instead_of_head(ob, found)
+        self.default_names.extend(path or ())
+        return found, path
 
 
-def unproxied_name(ob):
-    return type(removeSecurityProxy(ob)).__name__
+def get_instead_of_head(ob, found):
+    """HEAD must send the headers of GET: when the default of ``ob`` is its
+    own ``HEAD`` method (zope.browserresource's resources, whose HEAD sends
+    a Content-Length of 0), publish its ``GET`` and let the call stage drop
+    the body."""
+    method = removeSecurityProxy(found)
+    if getattr(method, '__name__', None) != 'HEAD' or \
+            getattr(method, '__self__', None) is not removeSecurityProxy(ob):
+        return found
+    return getattr(ob, 'GET', None) or found

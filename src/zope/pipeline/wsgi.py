@@ -55,25 +55,44 @@ class DeferredStart:
     Lets a stage finish its work (commit a transaction, decide to retry)
     before anything reaches the server; ``send`` then starts the real
     response and returns the body with what ``write()`` received first.
-    Because nothing was sent before ``send``, a later call with
-    ``exc_info`` simply replaces the held status and headers, and ``send``
-    never needs to pass ``exc_info`` on.
+    Because nothing was sent before ``send``, a call with ``exc_info``
+    before it simply replaces the held status and headers.  After ``send``
+    the server's ``start_response`` and ``write`` are used directly, so a
+    late error reaches the server (which re-raises it, as PEP 3333 says,
+    once the headers are out) and late writes are not lost.
     """
 
-    __slots__ = ('status', 'headers', 'written')
+    __slots__ = ('status', 'headers', 'written', '_server_start',
+                 '_server_write')
 
     def __init__(self):
         self.status = None
         self.headers = None
         self.written = []
+        self._server_start = None
+        self._server_write = None
 
     def __call__(self, status, headers, exc_info=None):
+        if self._server_start is not None:
+            return self._forward(status, headers, exc_info)
         if self.status is not None and exc_info is None:
             raise AssertionError('start_response called a second time '
                                  'without exc_info')
         self.status = status
         self.headers = headers
-        return self.written.append
+        return self.write
+
+    def _forward(self, status, headers, exc_info):
+        if exc_info is None:
+            return self._server_start(status, headers)
+        return self._server_start(status, headers, exc_info)
+
+    def write(self, data):
+        """The ``write`` callable: held until ``send``, then the server's."""
+        if self._server_write is None:
+            self.written.append(data)
+        else:
+            self._server_write(data)
 
     @property
     def started(self):
@@ -86,23 +105,33 @@ class DeferredStart:
         iteration; then the first chunk is taken here and sent first.
         """
         if self.status is None:
-            iterator = iter(iterable)
-            try:
-                self.written.append(next(iterator))
-            except StopIteration:
-                pass
-            if self.status is None:
-                close_iterable(iterable)
-                raise AssertionError('The application returned without '
-                                     'calling start_response')
-            remaining = iterator
-        else:
-            remaining = iterable
-        start_response(self.status, self.headers)
+            return self._send_late(start_response, iterable)
+        self._start(start_response)
         if not self.written:
             return iterable
-        return ClosingIterator(_prepend(self.written, remaining),
+        return ClosingIterator(_prepend(self.written, iterable),
                                lambda: close_iterable(iterable))
+
+    def _send_late(self, start_response, iterable):
+        iterator = iter(iterable)
+        try:
+            self.written.append(next(iterator))
+        except StopIteration:
+            pass
+        except BaseException:
+            close_iterable(iterable)
+            raise
+        if self.status is None:
+            close_iterable(iterable)
+            raise AssertionError('The application returned without '
+                                 'calling start_response')
+        self._start(start_response)
+        return ClosingIterator(_prepend(self.written, iterator),
+                               lambda: close_iterable(iterable))
+
+    def _start(self, start_response):
+        self._server_write = start_response(self.status, self.headers)
+        self._server_start = start_response
 
 
 def _prepend(chunks, iterable):

@@ -1,5 +1,6 @@
 """The ``pipeline`` ZCML namespace: ``stage`` and ``requestFactory``."""
 
+from zope.configuration.exceptions import ConfigurationError
 from zope.configuration.fields import GlobalInterface
 from zope.configuration.fields import GlobalObject
 from zope.configuration.fields import Tokens
@@ -8,6 +9,7 @@ from zope.schema import Int
 from zope.schema import TextLine
 
 from zope.pipeline.factories import as_request_factory
+from zope.pipeline.ordering import where
 from zope.pipeline.registry import PipelineRegistry
 from zope.pipeline.registry import RequestFactoryRegistration
 from zope.pipeline.registry import StageRegistration
@@ -84,16 +86,35 @@ def registry_of(context):
 
 
 def stage(_context, name, factory, for_=None, before=(), after=()):
+    registry = registry_of(_context)
     registration = StageRegistration(name, for_, factory, before, after,
-                                     _context.info)
+                                     _context.info,
+                                     registry.order_of(name, for_))
     _context.action(
         discriminator=('zope.pipeline.stage', name, for_),
-        callable=registry_of(_context).add_stage,
+        callable=registry.add_stage,
         args=(registration,))
+
+
+def check_lookup_keys(name, methods, mimetypes, info):
+    """Fail for a registration the lookup could never reach.
+
+    Lookup tries (method, mimetype), (method, '*') and ('*', '*'): a
+    mimetype with the method '*' would be a key it never asks for.
+    """
+    specific = [mimetype for mimetype in mimetypes if mimetype != '*']
+    if '*' in methods and specific:
+        raise ConfigurationError(
+            "Request factory '%s', registered at %s, has methods='*' and "
+            "mimetypes='%s': lookup goes (method, mimetype), (method, *), "
+            "(*, *), so a specific mimetype needs named methods."
+            % (name, where(info), ' '.join(specific)))
 
 
 def requestFactory(_context, name, factory, methods=('*',), mimetypes=('*',),
                    priority=0):
+    check_lookup_keys(name, methods or ('*',), mimetypes or ('*',),
+                      _context.info)
     registration = RequestFactoryRegistration(
         name, as_request_factory(factory), methods or ('*',),
         mimetypes or ('*',), priority, _context.info)

@@ -10,7 +10,8 @@ HELP = 'print the compiled pipeline of each request type'
 
 
 def add_arguments(parser):
-    parser.add_argument('ini', help='paste.deploy ini file, e.g. etc/deploy.ini')
+    parser.add_argument('ini',
+                        help='paste.deploy ini file, e.g. etc/deploy.ini')
     parser.add_argument('--name', default='main',
                         help='application name in the ini (default: main)')
     parser.add_argument('--request-type', metavar='TYPE',
@@ -20,16 +21,20 @@ def add_arguments(parser):
 
 def run(args):
     from zope.pipeline.commands import load_publisher
+    from zope.pipeline.introspect import describe_request_factories
     from zope.pipeline.introspect import format_text
-    data = load_publisher(args.ini, args.name).describe()
-    if args.request_type and args.request_type not in data['request_types']:
-        raise SystemExit("Unknown request type %r; known: %s" % (
-            args.request_type, ', '.join(data['request_types'])))
+    publisher = load_publisher(args.ini, args.name)
+    data = publisher.describe()
+    known = data['request_types']
+    if args.request_type and args.request_type not in known:
+        raise SystemExit("Unknown request type %r; known: %s." % (
+            args.request_type, ', '.join(known)))
     if args.format == 'json':
         if args.request_type:
             data = {'request_types': {
-                args.request_type: data['request_types'][args.request_type]}}
-        print(json.dumps(data, indent=2, sort_keys=False))
+                args.request_type: known[args.request_type]}}
+        print(json.dumps(data, indent=2))
     else:
-        print(format_text(data, args.request_type))
+        print(format_text(data, args.request_type,
+                          describe_request_factories(publisher)))
     return 0

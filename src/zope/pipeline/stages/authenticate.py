@@ -4,17 +4,28 @@ The global IAuthentication utility (zope.principalregistry out of the box)
 authenticates first; at each local site traversal reaches, a local
 authentication utility gets a chance to authenticate a still unauthenticated
 principal (placeful authentication).  The interaction is ended on every way
-out of the stage.
+out of the stage, and the request leaves it (so an error page can be
+rendered in an interaction of its own).
+
+``BasicAuthCredentials`` reads HTTP basic auth for zope.principalregistry
+and other authentication utilities (what zope.login's adapter did in the
+classic application server); zope.pipeline's site.zcml registers it.
 """
 
 from zope.authentication.interfaces import IAuthentication
+from zope.authentication.interfaces import ILoginPassword
 from zope.authentication.interfaces import IUnauthenticatedPrincipal
+from zope.authentication.loginpassword import LoginPassword
+from zope.component import adapter
 from zope.component import getGlobalSiteManager
 from zope.component import queryUtility
 from zope.interface import Interface
+from zope.interface import implementer
 from zope.location.interfaces import ISite
+from zope.publisher.interfaces.http import IHTTPCredentials
 from zope.security.management import endInteraction
 from zope.security.management import newInteraction
+from zope.security.management import queryInteraction
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
@@ -28,6 +39,35 @@ environ_keys = {
     keys.REQUEST_KEY: 'read: its principal is set',
     keys.TRAVERSAL_HOOKS: 'appended: placeful authentication at sites',
 }
+
+
+@adapter(IHTTPCredentials)
+@implementer(ILoginPassword)
+class BasicAuthCredentials(LoginPassword):
+    """The login and password of a request's HTTP basic auth header.
+
+    A header that is not valid basic auth counts as no credentials.
+    """
+
+    def __init__(self, request):
+        self.request = request
+        try:
+            credentials = request._authUserPW()
+        except ValueError:  # bad base64 or no ':' (binascii.Error too)
+            credentials = None
+        login, password = credentials or (None, None)
+        super().__init__(login, password)
+
+    def needLogin(self, realm):
+        self.request.unauthorized('basic realm="%s"' % realm)
+
+
+def end_interaction(request):
+    """End the thread's interaction; the request no longer belongs to it."""
+    interaction = queryInteraction()
+    if interaction is not None and request.interaction is interaction:
+        interaction.remove(request)
+    endInteraction()
 
 
 def authenticate_globally(request):
@@ -75,4 +115,4 @@ class AuthenticateStage:
         try:
             return self.next_app(environ, start_response)
         finally:
-            endInteraction()
+            end_interaction(request)

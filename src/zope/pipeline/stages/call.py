@@ -4,12 +4,24 @@ Browser and XML-RPC requests call the object with ``mapply`` (form values,
 or XML-RPC parameters, as arguments; ``REQUEST`` is the request; a missing
 required argument is a 400).  Plain HTTP requests (PUT, DELETE, OPTIONS,
 WebDAV-like methods) are dispatched to a view named after the method, and
-get 405 with an ``Allow`` header when there is none.  HEAD gets the headers
-of GET (Content-Length included) and no body.
+get 405 with an ``Allow`` header (the methods that have a view, as
+zope.app.http did) when there is none.
+
+The result may be a string, anything adaptable to IResult (an iterable
+that is streamed, closed once when the server is done with it) or an open
+file (streamed with ``wsgi.file_wrapper`` when the server offers one).
+Output filters that earlier stages registered (``fix_relative_links``)
+see the body before it is sent; the response's own ``<base>`` insertion is
+left to them, so the pipeline's configuration decides it.  HEAD gets the
+headers of GET (Content-Length included) and no body.
 """
 
+import io
+
+from zope.component import getAdapters
 from zope.component import queryMultiAdapter
 from zope.interface import Interface
+from zope.publisher.http import DirectResult
 from zope.publisher.interfaces.http import MethodNotAllowed
 from zope.publisher.publish import mapply
 from zope.security.proxy import removeSecurityProxy
@@ -18,10 +30,8 @@ from zope.pipeline import environ as keys
 from zope.pipeline.errors import MissingArgument
 from zope.pipeline.wsgi import close_iterable
 
-#: Methods whose views the Allow header of a 405 lists, when they exist.
-KNOWN_METHODS = ('GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH',
-                 'PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK',
-                 'UNLOCK')
+#: Bytes per block when a file result is streamed without a file wrapper.
+FILE_BLOCK_SIZE = 1 << 16
 
 
 class ICallSettings(Interface):
@@ -31,15 +41,37 @@ class ICallSettings(Interface):
 environ_keys = {
     keys.PUBLISHED: 'read: the object to call',
     keys.VIEW_NAME: "written: the published view's name, for metrics",
+    keys.OUTPUT_FILTERS: 'read: filter(response, body) -> body, in order',
     keys.RESPONSE_KEY: 'read: status, headers and body are sent from it',
+    'wsgi.file_wrapper': 'read: streams file results when offered',
 }
 
 
-def emit(environ, response, start_response, exc_info=None):
-    """Send a zope.publisher response; return the WSGI body."""
+# -- sending the response
+
+def body_of(response):
+    """The response body as a WSGI iterable; a DirectResult is unwrapped so
+    that ``close()`` reaches what it wraps."""
     body = response.consumeBodyIter()
+    if isinstance(body, DirectResult):
+        body = body.body
+        if isinstance(body, bytes):
+            body = [body]
     if type(body) is tuple:
         body = list(body)
+    return body
+
+
+def emit(environ, response, start_response, exc_info=None):
+    """Send a zope.publisher response; return the WSGI body.
+
+    The output filters of the request run first (they may change headers
+    through the response); for HEAD the body is then dropped, so HEAD and
+    GET send the same headers.
+    """
+    body = body_of(response)
+    for output_filter in environ.get(keys.OUTPUT_FILTERS, ()):
+        body = output_filter(response, body)
     if environ.get('REQUEST_METHOD') == 'HEAD':
         close_iterable(body)
         body = []
@@ -51,25 +83,103 @@ def emit(environ, response, start_response, exc_info=None):
     return body
 
 
+# -- results
+
+class FileBlocks:
+    """A file read in blocks, closed with the response (the fallback for
+    servers without ``wsgi.file_wrapper``)."""
+
+    def __init__(self, stream, block_size=FILE_BLOCK_SIZE):
+        self.stream = stream
+        self.block_size = block_size
+
+    def __iter__(self):
+        read, size = self.stream.read, self.block_size
+        while True:
+            block = read(size)
+            if not block:
+                return
+            yield block
+
+    def close(self):
+        self.stream.close()
+
+
+def file_result(response, stream, environ):
+    """Stream an open file: its length, then the server's file wrapper."""
+    if response.getHeader('content-length') is None and stream.seekable():
+        start = stream.tell()
+        length = stream.seek(0, io.SEEK_END) - start
+        stream.seek(start)
+        response.setHeader('Content-Length', str(length))
+    wrapper = environ.get('wsgi.file_wrapper')
+    if wrapper is not None:
+        return DirectResult(wrapper(stream, FILE_BLOCK_SIZE))
+    return DirectResult(FileBlocks(stream))
+
+
+def set_result(environ, response, result):
+    """Give the response what the published object returned.
+
+    The result is the publisher's to send: it is unproxied (so it can be
+    iterated and closed).  The response's own ``<base>`` insertion is kept
+    out of the way; fix_relative_links inserts the base, if configured.
+    """
+    result = removeSecurityProxy(result)
+    if result is response:
+        return
+    if isinstance(result, str) and not result:
+        result = b''  # nothing to encode: no text Content-Type needed
+    if isinstance(result, io.IOBase):
+        result = file_result(response, result, environ)
+    get_base = getattr(response, 'getBase', None)
+    base = get_base() if get_base is not None else ''
+    if base:
+        response.setBase('')
+    try:
+        response.setResult(result)
+    finally:
+        if base:
+            response.setBase(base)
+
+
+# -- calling
+
 def view_name(ob):
-    """A readable name for metrics: 'Context:view' or the class name."""
+    """A readable name for metrics: 'Context:view', 'Context:view.method'
+    for a method of a view that is not the page itself, or the class
+    name."""
     ob = removeSecurityProxy(ob)
+    owner = getattr(ob, '__self__', None)
+    if owner is not None and callable(ob):
+        name = view_name(owner)
+        if getattr(owner, '__page_attribute__', None) == ob.__name__:
+            return name
+        return '%s.%s' % (name, ob.__name__)
     context = getattr(ob, 'context', None)
+    if context is None:
+        return type(ob).__name__
     name = getattr(ob, '__name__', None)
-    if context is not None and isinstance(name, str):
-        return '%s:%s' % (type(removeSecurityProxy(context)).__name__, name)
-    if callable(ob) and hasattr(ob, '__self__'):
-        return view_name(ob.__self__) + '.' + ob.__name__
-    return type(ob).__name__
+    return '%s:%s' % (type(removeSecurityProxy(context)).__name__,
+                      name if isinstance(name, str) else type(ob).__name__)
 
 
 def call_object(ob, request):
+    """mapply ``ob``; a required argument the request lacks is a 400."""
     try:
         return mapply(ob, request.getPositionalArguments(), request)
     except TypeError as exc:
         if str(exc).startswith('Missing argument to '):
             raise MissingArgument(str(exc)) from exc
         raise
+
+
+def allowed_methods(ob, request):
+    """The methods ``ob`` has views for: the names of its views for this
+    request that have a method of their own name (as zope.app.http's
+    MethodNotAllowedView listed them)."""
+    return sorted(name for name, view in getAdapters((ob, request), Interface)
+                  if name and hasattr(removeSecurityProxy(view), name))
 
 
 class CallStage:
@@ -85,10 +195,8 @@ class CallStage:
         request = environ[keys.REQUEST_KEY]
         ob = environ[keys.PUBLISHED]
         environ[keys.VIEW_NAME] = view_name(ob)
-        result = call_object(ob, request)
         response = request.response
-        if result is not response:
-            response.setResult(result)
+        set_result(environ, response, call_object(ob, request))
         return emit(environ, response, start_response)
 
 
@@ -106,20 +214,13 @@ class MethodCallStage:
         ob = environ[keys.PUBLISHED]
         method = request.method
         view = queryMultiAdapter((ob, request), name=method)
-        if view is None and method == 'HEAD':
-            method = 'GET'
-            view = queryMultiAdapter((ob, request), name=method)
         handler = getattr(view, method, None) if view is not None else None
         if handler is None:
             error = MethodNotAllowed(ob, request)
-            error.allow = [name for name in KNOWN_METHODS
-                           if queryMultiAdapter((ob, request), name=name)
-                           is not None]
+            error.allow = allowed_methods(ob, request)
             raise error
         environ[keys.VIEW_NAME] = '%s:%s' % (
             type(removeSecurityProxy(ob)).__name__, method)
-        result = handler()
         response = request.response
-        if result is not response:
-            response.setResult(result)
+        set_result(environ, response, call_object(handler, request))
         return emit(environ, response, start_response)

@@ -1,16 +1,24 @@
 """fix_relative_links: keep relative links right when the URL does not name
 the page (a default view such as ``index.html``, or a ``:method`` suffix).
 
-Traversal records such a page's URL as the response's base.  This stage
-adds, for that request only, an output filter that inserts
-``<base href="...">`` right after ``<head>`` in an HTML body that has no
-base tag (the classic rules: ``isHTML`` for a body without content type,
-with ``X-Content-Type-Warning``; Content-Length recomputed).  A streamed
-body is filtered in its first chunks only, never buffered whole.  With
-``fix_relative_links.mode = redirect``, GET requests are redirected to the
-page's URL instead.
+Traversal records such a page's URL as the response's base (a view may set
+one too).  This stage adds, for its request only, an output filter that
+inserts ``\\n<base href="..." />\\n`` right after ``<head>`` in an HTML body
+that has no base tag, by the rules of zope.publisher's BrowserResponse: a
+body whose Content-Type is absent or ``text/html``, the same regular
+expressions, Content-Length recomputed.  A streamed body without a
+Content-Type that looks like HTML (``isHTML``) gets ``text/html`` and
+``X-Content-Type-Warning``, as a string body does.  A streamed body is
+filtered in its first chunks only (up to the end of its head, at most
+``scan_limit`` bytes); the rest is never read ahead.
+
+With ``fix_relative_links.mode = redirect``, a GET or HEAD for a page that
+a default view completed, by a URL without a trailing slash, is answered
+with a permanent redirect to the URL with the slash instead (where relative
+links work without a base); everything else still gets the base tag.
 """
 
+import codecs
 import html
 import re
 
@@ -24,97 +32,137 @@ from zope.pipeline.stages.call import emit
 from zope.pipeline.wsgi import ClosingIterator
 from zope.pipeline.wsgi import close_iterable
 
+#: zope.publisher.browser's expressions, so the rules are the classic ones.
 START_OF_HEAD = re.compile(rb'(<head[^>]*>)', re.IGNORECASE)
-HAS_BASE = re.compile(rb'<base\s', re.IGNORECASE)
+BASE_TAG = re.compile(rb'(<base.*?>)', re.IGNORECASE)
+#: Where reading a streamed body for its head can stop.
+END_OF_HEAD = re.compile(rb'</head\s*>|<body', re.IGNORECASE)
+CHARSET = re.compile(r';\s*charset\s*=\s*"?([-\w.:]+)', re.IGNORECASE)
 
 
 class IFixRelativeLinksSettings(Interface):
 
     mode = Choice(title="'base' inserts a base tag; 'redirect' redirects "
-                        "GET requests to the page's URL",
+                        "GET and HEAD requests for default views to the URL "
+                        "with a trailing slash (and inserts a base tag for "
+                        "the rest)",
                   values=('base', 'redirect'), default='base')
     scan_limit = Int(title='Bytes of a streamed body searched for <head>',
                      default=8192, min=64)
 
 
 environ_keys = {
-    keys.RESPONSE_KEY: "read: the base traversal set (then cleared)",
+    keys.OUTPUT_FILTERS: 'appended: the base tag filter',
+    keys.RESPONSE_KEY: 'read: its base (set by traversal or the view)',
+    keys.DEFAULT_VIEW: 'read: default view names (redirect mode)',
 }
 
 
-def insert_base(body, base):
-    """Return ``body`` with the base tag after <head>, if it needs one."""
-    match = START_OF_HEAD.search(body)
-    if match is None or HAS_BASE.search(body):
-        return body, False
+# -- the filter
+
+def with_base(head, base):
+    """Return ``head`` with the base tag inserted, or None if it needs none
+    (no <head>, or a base tag already)."""
+    match = START_OF_HEAD.search(head)
+    if match is None or BASE_TAG.search(head) is not None:
+        return None
     index = match.end()
-    return body[:index] + b'\n<base href="' + base + b'" />\n' + \
-        body[index:], True
+    return b''.join((head[:index], b'\n<base href="', base, b'" />\n',
+                     head[index:]))
 
 
-def header(headers, name):
-    for key, value in headers:
-        if key.lower() == name:
-            return value
-    return None
+def read_head(iterator, scan_limit):
+    """Read chunks until the head is complete (or ``scan_limit`` bytes were
+    read, or the body ended); return them as one bytes object."""
+    head = b''
+    for chunk in iterator:
+        head += chunk
+        if len(head) >= scan_limit or END_OF_HEAD.search(head):
+            break
+    return head
 
 
-def is_html_type(content_type):
-    return content_type.split(';')[0].strip().lower() in (
-        'text/html', 'application/xhtml+xml')
+def encoded_base(response):
+    """The base URL, HTML-escaped, in the charset of the page."""
+    match = CHARSET.search(response.getHeader('content-type') or '')
+    charset = match.group(1) if match else 'utf-8'
+    try:
+        codecs.lookup(charset)
+    except LookupError:
+        charset = 'utf-8'
+    return html.escape(response.getBase()).encode(charset,
+                                                  'xmlcharrefreplace')
 
 
-class BaseFilter:
-    """The short-lived output filter of one response."""
+class BaseTagFilter:
+    """The output filter: ``filter(response, body) -> body``."""
 
-    def __init__(self, base, scan_limit):
-        self.base = base
+    def __init__(self, scan_limit):
         self.scan_limit = scan_limit
-        self.status = None
-        self.headers = None
-        self.written = []
 
-    def start_response(self, status, headers, exc_info=None):
-        self.status, self.headers = status, list(headers)
-        return self.written.append
+    def __call__(self, response, body):
+        if not response.getBase():
+            return body
+        content_type = response.getHeader('content-type')
+        if content_type and not content_type.startswith('text/html'):
+            return body
+        if type(body) is list:
+            return self.filter_list(response, body)
+        return self.filter_stream(response, body)
 
-    def apply(self, start_response, result):
-        iterator = iter(result)
-        prefix = list(self.written)
-        head = b''.join(prefix)
-        for chunk in iterator if result is not None else ():
-            prefix.append(chunk)
-            head += chunk
-            if START_OF_HEAD.search(head) or len(head) >= self.scan_limit:
-                break
-        headers = self.headers
-        content_type = header(headers, 'content-type')
-        changed = False
-        if content_type is None and isHTML(head):
-            headers.append(('Content-Type', 'text/html'))
-            headers.append(('X-Content-Type-Warning',
-                            'guessed from content'))
-            content_type = 'text/html'
-        if content_type is not None and is_html_type(content_type):
-            head, changed = insert_base(head, self.base)
-        if changed:
-            length = header(headers, 'content-length')
-            if length is not None:
-                extra = len(head) - len(b''.join(prefix))
-                headers = [(key, value) for key, value in headers
-                           if key.lower() != 'content-length']
-                headers.append(('Content-Length', str(int(length) + extra)))
-            prefix = [head]
-        start_response(self.status, headers)
-        if type(result) is list and len(prefix) >= len(result):
-            return prefix
-        return ClosingIterator(_chain(prefix, iterator),
-                               lambda: close_iterable(result))
+    def filter_list(self, response, body):
+        whole = b''.join(body)
+        changed = self.insert(response, whole)
+        return body if changed is None else [changed]
+
+    def filter_stream(self, response, body):
+        iterator = iter(body)
+        try:
+            head = read_head(iterator, self.scan_limit)
+            changed = None
+            if response.getHeader('content-type') is None:
+                if isHTML(head):
+                    response.setHeader('Content-Type', 'text/html')
+                    response.setHeader('X-Content-Type-Warning',
+                                       'guessed from content')
+                    changed = self.insert(response, head)
+            else:
+                changed = self.insert(response, head)
+        except BaseException:
+            close_iterable(body)
+            raise
+        return ClosingIterator(_prepend(head if changed is None else changed,
+                                        iterator),
+                               lambda: close_iterable(body))
+
+    def insert(self, response, head):
+        changed = with_base(head, encoded_base(response))
+        if changed is None:
+            return None
+        length = response.getHeader('content-length')
+        if length is not None and length.isdigit():
+            response.setHeader('Content-Length',
+                               str(int(length) + len(changed) - len(head)))
+        return changed
 
 
-def _chain(prefix, iterator):
-    yield from prefix
+def _prepend(head, iterator):
+    if head:
+        yield head
     yield from iterator
+
+
+# -- the stage
+
+def trailing_slash_url(environ):
+    """The URL to redirect a default view's page to, or None."""
+    default_names = environ.get(keys.DEFAULT_VIEW) or ()
+    if not default_names or environ.get('PATH_INFO', '').endswith('/'):
+        return None
+    request = environ[keys.REQUEST_KEY]
+    url = request.getURL(level=len(default_names)) + '/'
+    query = environ.get('QUERY_STRING')
+    return url + '?' + query if query else url
 
 
 class FixRelativeLinksStage:
@@ -126,18 +174,15 @@ class FixRelativeLinksStage:
     def __init__(self, next_app, mode='base', scan_limit=8192):
         self.next_app = next_app
         self.redirect = mode == 'redirect'
-        self.scan_limit = scan_limit
+        self.base_filter = BaseTagFilter(scan_limit)
 
     def __call__(self, environ, start_response):
-        response = environ[keys.RESPONSE_KEY]
-        base = response.getBase()
-        if not base:
-            return self.next_app(environ, start_response)
-        if self.redirect and environ.get('REQUEST_METHOD') == 'GET':
-            response.redirect(base, trusted=True)
-            return emit(environ, response, start_response)
-        response.setBase('')
-        output = BaseFilter(html.escape(base).encode('utf-8'),
-                            self.scan_limit)
-        result = self.next_app(environ, output.start_response)
-        return output.apply(start_response, result)
+        if self.redirect and environ.get('REQUEST_METHOD') in ('GET',
+                                                               'HEAD'):
+            location = trailing_slash_url(environ)
+            if location is not None:
+                response = environ[keys.RESPONSE_KEY]
+                response.redirect(location, status=301, trusted=True)
+                return emit(environ, response, start_response)
+        environ.setdefault(keys.OUTPUT_FILTERS, []).append(self.base_filter)
+        return self.next_app(environ, start_response)

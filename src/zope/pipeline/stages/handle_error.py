@@ -12,6 +12,7 @@ mode.  Transient errors pass up to retry while it has attempts left.  An
 error while rendering an error gives a plain 500, never a loop.
 """
 
+import contextlib
 import html
 import logging
 import sys
@@ -22,6 +23,7 @@ from zope.authentication.interfaces import IAuthentication
 from zope.authentication.interfaces import IUnauthenticatedPrincipal
 from zope.component import queryMultiAdapter
 from zope.component import queryUtility
+from zope.component.hooks import getSite
 from zope.component.hooks import setSite
 from zope.error.interfaces import IErrorReportingUtility
 from zope.interface import Interface
@@ -32,15 +34,20 @@ from zope.publisher.interfaces import INotFound
 from zope.publisher.interfaces import IRedirect
 from zope.publisher.interfaces.http import IMethodNotAllowed
 from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
+from zope.publisher.defaultview import queryDefaultViewName
 from zope.publisher.publish import mapply
 from zope.schema import Bool
 from zope.schema import Int
 from zope.security.interfaces import IForbidden
 from zope.security.interfaces import IUnauthorized
+from zope.security.management import newInteraction
+from zope.security.management import queryInteraction
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
 from zope.pipeline.errors import IPayloadTooLarge
+from zope.pipeline.stages.authenticate import authenticate_globally
+from zope.pipeline.stages.authenticate import end_interaction
 from zope.pipeline.errors import is_transient
 from zope.pipeline.wsgi import plain_response
 
@@ -119,6 +126,68 @@ def default_page(status, error, debug, exc_info):
     return ''.join(parts)
 
 
+@contextlib.contextmanager
+def error_scene(context, request):
+    """Render an error where it happened: with the site of ``context`` set
+    (so local exception views, authentication and error utilities apply)
+    and inside a security interaction for the request's principal (the
+    authenticate stage has ended its own by now, or, for an error before
+    it, never began one: then the principal is found here)."""
+    if request.principal is None:
+        principal = authenticate_globally(request)
+        if principal is not None:
+            request.setPrincipal(principal)
+    site = nearest_site(context) if context is not None else None
+    previous_site = getSite()
+    try:
+        if site is not None:
+            setSite(site)
+        if queryInteraction() is not None:
+            yield
+            return
+        newInteraction(request)
+        try:
+            yield
+        finally:
+            end_interaction(request)
+    finally:
+        setSite(previous_site)
+
+
+def fresh_transaction(manager):
+    """Abort what the failed request left and begin a new transaction."""
+    try:
+        manager.abort()
+    except NoTransaction:
+        pass
+    manager.begin()
+
+
+def render_view(environ, request, response, error):
+    """Render the exception view of ``error``, located at the object the
+    error happened at, in a transaction that is aborted afterwards;
+    return False if there is no view."""
+    context = environ.get(keys.CONTEXT)
+    manager = environ.get(keys.TRANSACTION_MANAGER)
+    if manager is not None:
+        fresh_transaction(manager)
+    try:
+        located = LocationProxy(error, context, 'error')
+        name = queryDefaultViewName(located, request) or 'index.html'
+        view = queryMultiAdapter((located, request), name=name)
+        if view is None:
+            return False
+        status = response.getStatus()
+        body = mapply(view, (), request)
+        if response.getStatus() in (200, 599):
+            response.setStatus(status)
+        response.setResult(body)
+        return True
+    finally:
+        if manager is not None:
+            manager.abort()
+
+
 class HandleErrorStage:
     """Render exceptions raised by the stages inside it."""
 
@@ -155,30 +224,34 @@ class HandleErrorStage:
         request = environ[keys.REQUEST_KEY]
         response = request.response
         status = status_of(error)
-        self.report(environ, request, status, exc_info)
-        response.reset()
-        if IXMLRPCRequest.providedBy(request) and status >= 500:
-            response.handleException(exc_info)
+        with error_scene(environ.get(keys.CONTEXT), request):
+            self.report(environ, request, status, exc_info)
+            response.reset()
+            if IXMLRPCRequest.providedBy(request) and status >= 500:
+                response.handleException(exc_info)
+                return emit(environ, response, start_response, exc_info)
+            if IRedirect.providedBy(error):
+                response.redirect(error.getLocation(),
+                                  trusted=error.getTrusted())
+                return emit(environ, response, start_response, exc_info)
+            if status == 401:
+                status = self.challenge(request, response)
+            response.setStatus(status)
+            if status == 503:
+                response.setHeader('Retry-After', str(self.retry_after))
+            if IMethodNotAllowed.providedBy(error):
+                allow = getattr(error, 'allow', None)
+                if allow:
+                    response.setHeader('Allow', ', '.join(allow))
+            if not render_view(environ, request, response, error):
+                response.setHeader('Content-Type', 'text/html;charset=utf-8')
+                response.setResult(default_page(status, error, self.debug,
+                                                exc_info))
             return emit(environ, response, start_response, exc_info)
-        if IRedirect.providedBy(error):
-            response.redirect(error.getLocation(), trusted=error.getTrusted())
-            return emit(environ, response, start_response, exc_info)
-        if status == 401:
-            status = self.challenge(request, response)
-        response.setStatus(status)
-        if status == 503:
-            response.setHeader('Retry-After', str(self.retry_after))
-        if IMethodNotAllowed.providedBy(error):
-            allow = getattr(error, 'allow', None)
-            if allow:
-                response.setHeader('Allow', ', '.join(allow))
-        if not self.render_view(environ, request, response, error):
-            response.setHeader('Content-Type', 'text/html;charset=utf-8')
-            response.setResult(default_page(status, error, self.debug,
-                                            exc_info))
-        return emit(environ, response, start_response, exc_info)
 
     def challenge(self, request, response):
+        """401 with the challenge of the authentication utility at the
+        error's site; 403 for a principal who is already authenticated."""
         principal = request.principal
         if principal is not None and \
                 not IUnauthenticatedPrincipal.providedBy(principal):
@@ -188,36 +261,6 @@ class HandleErrorStage:
             auth.unauthorized(principal.id if principal else None, request)
         status = response.getStatus()
         return status if status in (401, 403) else 401
-
-    def render_view(self, environ, request, response, error):
-        """Render the exception view of ``error``; False if there is none."""
-        context = environ.get(keys.CONTEXT)
-        site = nearest_site(context) if context is not None else None
-        manager = environ.get(keys.TRANSACTION_MANAGER)
-        if site is not None:
-            setSite(site)
-        try:
-            if manager is not None:
-                try:
-                    manager.abort()
-                except NoTransaction:
-                    pass
-                manager.begin()
-            located = LocationProxy(error, context, 'error')
-            view = queryMultiAdapter((located, request), name='index.html')
-            if view is None:
-                return False
-            status = response.getStatus()
-            body = mapply(view, (), request)
-            if response.getStatus() == 599 or response.getStatus() == 200:
-                response.setStatus(status)
-            response.setResult(body)
-            return True
-        finally:
-            if manager is not None:
-                manager.abort()
-            if site is not None:
-                setSite(None)
 
     def report(self, environ, request, status, exc_info):
         if status >= 500:

@@ -4,10 +4,17 @@ manager, from the database of this process.
 The connection goes back to the pool as soon as the body is complete: at
 once for a body that is already a list, at ``close()`` for a streamed one,
 so what the stream reads stays valid until the server is done with it.
+
+While the rest of the pipeline runs, the request's transaction manager is
+also the thread's (``transaction.manager``), so code written for the
+classic publisher (``transaction.get().note(...)``, ``transaction.doom()``,
+data managers joining ``transaction.get()``) works on this request's
+transaction.
 """
 
 import functools
 
+import transaction
 from transaction import TransactionManager
 from transaction.interfaces import NoTransaction
 from zope.interface import Interface
@@ -52,6 +59,15 @@ def release(connection, manager):
     connection.close()
 
 
+def bind_to_thread(manager):
+    """Make ``manager`` the thread's transaction manager; return the one it
+    replaces.  (``ThreadTransactionManager.manager`` is the documented way
+    to reach the manager of the current thread.)"""
+    previous = transaction.manager.manager
+    transaction.manager.manager = manager
+    return previous
+
+
 def root_of(connection, root_name):
     return connection.root()[root_name]
 
@@ -80,11 +96,14 @@ class OpenRootStage:
         environ[keys.TRANSACTION_MANAGER] = manager
         environ[keys.ROOT] = functools.partial(root_of, connection,
                                                self.root_name)
+        previous = bind_to_thread(manager)
         try:
             result = self.next_app(environ, start_response)
         except BaseException:
             release(connection, manager)
             raise
+        finally:
+            bind_to_thread(previous)
         if type(result) is list:
             release(connection, manager)
             return result

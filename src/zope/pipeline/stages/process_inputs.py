@@ -1,20 +1,43 @@
 """process_inputs: zope.publisher's form (or XML-RPC body) processing.
 
 Form marshalling (``:int``, ``:list``, ``:record``, ``:method``...) and
-charset negotiation are zope.publisher's; what it cannot understand (bad
-multipart, bad encoding, a bad ``:int``) becomes a 400 here, not a 500.
+charset negotiation (Accept-Charset) are zope.publisher's.  What it cannot
+understand becomes a 400 here, not a 500: a bad ``:int`` or ``:float``, an
+unknown charset, a form value in none of the acceptable charsets (which
+zope.publisher would hand to the view as bytes), a malformed XML-RPC body,
+and a malformed multipart body (which zope.publisher's lenient parser would
+turn into a silently empty or partial form, as it would a body in an
+unknown charset or with too many fields: the body is checked first, by the
+same parser with its errors reported, then rewound).
 """
 
+import codecs
+import functools
 import xml.parsers.expat
+import xmlrpc.client
 
+import multipart
+from multipart import MultipartError
+from multipart import PushMultipartParser
+from multipart import parse_options_header
 from zope.interface import Interface
+from zope.publisher.browser import MULIPART_PART_LIMIT
+from zope.publisher.browser import Record
+from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 
 from zope.pipeline import environ as keys
 from zope.pipeline.errors import BadInput
 
-#: What zope.publisher raises for input it cannot understand.
-INPUT_ERRORS = (ValueError, UnicodeError, KeyError, TypeError, LookupError,
-                xml.parsers.expat.ExpatError)
+#: What zope.publisher raises for form input it cannot understand.
+FORM_ERRORS = (ValueError, LookupError)
+#: What xmlrpc.client raises for a body it cannot understand.
+XMLRPC_ERRORS = FORM_ERRORS + (TypeError, xml.parsers.expat.ExpatError,
+                               xmlrpc.client.Error)
+#: Bytes read at a time when checking a multipart body.
+CHUNK = 1 << 16
+#: Content types zope.publisher parses as url-encoded forms.
+URLENCODED = ('application/x-www-form-urlencoded',
+              'application/x-url-encoded')
 
 
 class IProcessInputsSettings(Interface):
@@ -23,11 +46,97 @@ class IProcessInputsSettings(Interface):
 
 environ_keys = {
     keys.REQUEST_KEY: 'read: processInputs() fills its form or arguments',
+    'wsgi.input': 'read (then rewound): a form body is checked first',
 }
 
 
+def check_body(environ):
+    """Raise BadInput for a form body zope.publisher would misread.
+
+    zope.publisher has the ``multipart`` library parse bodies with errors
+    suppressed: a malformed multipart body, an unknown charset, too many
+    fields or too large a body become a silently empty or partial form.
+    The body is read once more here with errors reported (the structure
+    only, for multipart), then rewound.  Only a seekable body (the retry
+    stage's buffer) is checked.
+    """
+    stream = environ.get('wsgi.input')
+    if stream is None or not stream.seekable():
+        return
+    content_type, options = parse_options_header(
+        environ.get('CONTENT_TYPE') or '')
+    if not content_type and environ.get('REQUEST_METHOD') == 'POST':
+        content_type = 'application/x-www-form-urlencoded'
+    start = stream.tell()
+    try:
+        if 'charset' in options:
+            check_charset(options['charset'])
+        if content_type.startswith('multipart/'):
+            check_multipart(stream, options.get('boundary'))
+        elif content_type in URLENCODED:
+            multipart.parse_form_data(
+                {'wsgi.input': stream, 'CONTENT_TYPE': content_type,
+                 'CONTENT_LENGTH': environ.get('CONTENT_LENGTH') or -1},
+                part_limit=MULIPART_PART_LIMIT, ignore_errors=False)
+    except MultipartError as exc:
+        raise BadInput('The form could not be read: %s' % exc) from exc
+    finally:
+        stream.seek(start)
+
+
+def check_charset(charset):
+    try:
+        codecs.lookup(charset)
+    except LookupError:
+        raise BadInput('The form has an unknown charset: %r' % charset)
+
+
+def check_multipart(stream, boundary):
+    if not boundary:
+        raise BadInput('The multipart body has no boundary.')
+    with PushMultipartParser(
+            boundary, max_segment_count=MULIPART_PART_LIMIT) as parser:
+        for chunk in iter(functools.partial(stream.read, CHUNK), b''):
+            for _ in parser.parse(chunk):
+                pass
+
+
+def undecodable(value):
+    """Whether a form value (or a value in a list or record) stayed bytes
+    because no acceptable charset could decode it."""
+    if isinstance(value, bytes):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(undecodable(item) for item in value)
+    if isinstance(value, Record):
+        return any(undecodable(item) for item in vars(value).values())
+    return False
+
+
+def process_form(environ, request):
+    if environ.get('REQUEST_METHOD') not in ('GET', 'HEAD'):
+        check_body(environ)
+    try:
+        request.processInputs()
+    except FORM_ERRORS as exc:
+        raise BadInput('The form could not be read: %s' % exc) from exc
+    names = [name for name, value in request.form.items()
+             if undecodable(value)]
+    if names:
+        raise BadInput('Form values in none of the accepted charsets: %s'
+                       % ', '.join(sorted(names)))
+
+
+def process_xmlrpc(request):
+    try:
+        request.processInputs()
+    except XMLRPC_ERRORS as exc:
+        raise BadInput('The XML-RPC call could not be read: %s'
+                       % type(exc).__name__) from exc
+
+
 class ProcessInputsStage:
-    """Call ``request.processInputs()``; bad input is a BadInput (400)."""
+    """Read the request's input; input it cannot understand is a 400."""
 
     settings_schema = IProcessInputsSettings
     environ_keys = environ_keys
@@ -36,9 +145,9 @@ class ProcessInputsStage:
         self.next_app = next_app
 
     def __call__(self, environ, start_response):
-        try:
-            environ[keys.REQUEST_KEY].processInputs()
-        except INPUT_ERRORS as exc:
-            raise BadInput('Could not process the request input: %s'
-                           % type(exc).__name__) from exc
+        request = environ[keys.REQUEST_KEY]
+        if IXMLRPCRequest.providedBy(request):
+            process_xmlrpc(request)
+        else:
+            process_form(environ, request)
         return self.next_app(environ, start_response)

@@ -5,12 +5,15 @@ memory or, above ``retry.spool_threshold`` bytes, a temporary file; each
 attempt gets a fresh copy of the environ reading that body from the start.
 What an attempt sent (status, headers, cookies, data given to ``write()``)
 is held back until the attempt succeeds, so nothing of a failed attempt
-reaches the client.
+reaches the client.  A retried error is logged at INFO in one line (a
+conflict with its oid and class); when no attempt is left, a transient
+error that reaches this stage is logged at ERROR and answered with 503.
 """
 
 import io
 import logging
 import random
+import re
 import tempfile
 import time
 
@@ -21,6 +24,7 @@ from zope.schema import Float
 from zope.schema import Int
 
 from zope.pipeline import environ as keys
+from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_transient
 from zope.pipeline.interfaces import IBeforeRetry
 from zope.pipeline.wsgi import ClosingIterator
@@ -28,8 +32,6 @@ from zope.pipeline.wsgi import DeferredStart
 from zope.pipeline.wsgi import plain_response
 
 logger = logging.getLogger('zope.pipeline.retry')
-
-CHUNK = 65536
 
 
 class IRetrySettings(Interface):
@@ -47,14 +49,29 @@ class IRetrySettings(Interface):
     max_body = Int(title='Largest request body accepted, in bytes (413 '
                          'above it); 0 for no limit',
                    default=100 << 20, min=0)
+    retry_after = Int(title='Seconds in the Retry-After header of the 503 '
+                            'sent when a transient error outlasts every '
+                            'attempt', default=1, min=0)
 
 
 environ_keys = {
-    'wsgi.input': 'replaced, per attempt, by the buffered body',
+    'wsgi.input': 'replaced, per attempt, by the buffered body (seekable)',
     'CONTENT_LENGTH': 'set to the buffered body length',
+    'HTTP_TRANSFER_ENCODING': 'removed: the body is no longer chunked',
+    'wsgi.input_terminated': 'read: the body may be read to its end',
     keys.ATTEMPT: 'written: the number of this attempt (1, 2, ...)',
     keys.RETRIES_LEFT: 'written: attempts left after this one',
 }
+
+#: How much of the body is read at a time.
+CHUNK = 65536
+
+#: A Content-Length this stage believes: decimal digits, at most 10**18.
+LENGTH_RE = re.compile(r'^[0-9]{1,18}$')
+DIGITS_RE = re.compile(r'^[0-9]+$')
+
+#: What an error log line shows of a path, at most.
+LOGGED_PATH_LENGTH = 200
 
 
 @implementer(IBeforeRetry)
@@ -68,23 +85,112 @@ class BeforeRetry:
 
 
 class BodyTooLarge(Exception):
-    pass
+    """The body is larger than ``retry.max_body`` (413)."""
 
 
-class IncompleteBody(Exception):
-    pass
+class BadLength(Exception):
+    """Content-Length is not a length, or the body ended before it (400)."""
 
 
-def describe_conflict(error):
-    """Return 'oid 0x..., class ...' for a ConflictError, else the text."""
-    oid = getattr(error, 'oid', None)
-    class_name = getattr(error, 'class_name', None)
-    if oid is None and class_name is None:
-        return '%s: %s' % (type(error).__name__, error)
-    from ZODB.utils import oid_repr
-    return '%s: oid %s, class %s' % (
-        type(error).__name__, oid_repr(oid) if oid else '-',
-        class_name or '-')
+class SharedInput:
+    """An attempt's ``wsgi.input`` on the spooled body; seekable, like the
+    ``io.BytesIO`` an attempt gets for a body kept in memory.
+
+    Closing it does nothing: the body belongs to the retry stage, which
+    closes it after the last attempt, and the next attempt reads it again.
+    """
+
+    __slots__ = ('_file',)
+
+    def __init__(self, spooled):
+        self._file = spooled
+
+    def read(self, size=-1):
+        return self._file.read(size)
+
+    def readline(self, size=-1):
+        return self._file.readline(size)
+
+    def readlines(self, hint=-1):
+        return self._file.readlines(hint)
+
+    def __iter__(self):
+        return iter(self._file)
+
+    def seekable(self):
+        return True
+
+    def seek(self, offset, whence=0):
+        return self._file.seek(offset, whence)
+
+    def tell(self):
+        return self._file.tell()
+
+    def close(self):
+        """The retry stage closes the body, not an attempt."""
+
+
+class BufferedBody:
+    """The whole request body, read once: in memory while it is at most
+    ``threshold`` bytes, in a temporary file once it is longer."""
+
+    __slots__ = ('threshold', 'chunks', 'data', 'spooled', 'length')
+
+    def __init__(self, threshold=0):
+        self.threshold = threshold
+        self.chunks = []
+        self.data = b''
+        self.spooled = None
+        self.length = 0
+
+    def append(self, chunk):
+        self.length += len(chunk)
+        if self.spooled is None and self.length > self.threshold:
+            self.spooled = tempfile.TemporaryFile()
+            self.spooled.writelines(self.chunks)
+            self.chunks = []
+        if self.spooled is None:
+            self.chunks.append(chunk)
+        else:
+            self.spooled.write(chunk)
+
+    def finish(self):
+        """Stop collecting; return self, ready for ``reader()``."""
+        self.data = b''.join(self.chunks)
+        self.chunks = []
+        return self
+
+    def reader(self):
+        """Return a stream reading the body from its start."""
+        if self.spooled is None:
+            return io.BytesIO(self.data)
+        self.spooled.seek(0)
+        return SharedInput(self.spooled)
+
+    def close(self):
+        if self.spooled is not None:
+            self.spooled.close()
+
+
+def declared_length(environ):
+    """Return the announced body length, or None to read to the end."""
+    text = (environ.get('CONTENT_LENGTH') or '').strip()
+    if LENGTH_RE.match(text):
+        return int(text)
+    if DIGITS_RE.match(text):
+        raise BodyTooLarge()
+    if text:
+        raise BadLength('The Content-Length header is not a number.')
+    chunked = 'chunked' in environ.get('HTTP_TRANSFER_ENCODING', '').lower()
+    if chunked or environ.get('wsgi.input_terminated'):
+        return None
+    return 0
+
+
+def loggable(text):
+    """``text`` on one line of a log, shortened, control characters
+    escaped (a path is the client's to choose)."""
+    return text[:LOGGED_PATH_LENGTH].encode('unicode_escape').decode('ascii')
 
 
 class RetryStage:
@@ -94,114 +200,115 @@ class RetryStage:
     environ_keys = environ_keys
 
     def __init__(self, next_app, attempts=4, backoff=0.005, backoff_cap=0.2,
-                 spool_threshold=1 << 20, max_body=100 << 20):
+                 spool_threshold=1 << 20, max_body=100 << 20, retry_after=1):
         self.next_app = next_app
         self.attempts = attempts
         self.backoff = backoff
         self.backoff_cap = backoff_cap
         self.spool_threshold = spool_threshold
         self.max_body = max_body
+        self.retry_after = retry_after
 
     # -- the body
 
     def read_body(self, environ):
-        """Return (data or file, length): the whole body, read once."""
-        length = environ.get('CONTENT_LENGTH') or ''
-        chunked = 'chunked' in environ.get('HTTP_TRANSFER_ENCODING',
-                                           '').lower()
-        if length.strip():
-            length = int(length)  # ValueError: handled by the caller
-            if length < 0:
-                raise ValueError(length)
-            if self.max_body and length > self.max_body:
-                raise BodyTooLarge(length)
-        elif not chunked:
-            return b'', 0
-        else:
-            length = None
-        stream = environ['wsgi.input']
-        if length is not None and length <= self.spool_threshold:
-            data = stream.read(length) if length else b''
-            if len(data) < length:
-                raise IncompleteBody(len(data))
-            return data, length
-        return self.spool(stream, length)
+        """Return the BufferedBody of this request, read to its end."""
+        length = declared_length(environ)
+        body = BufferedBody(self.spool_threshold)
+        if length == 0:
+            return body
+        if length is not None and self.max_body and length > self.max_body:
+            raise BodyTooLarge()
+        try:
+            self.read_into(environ['wsgi.input'], length, body)
+        except BaseException:
+            body.close()
+            raise
+        return body.finish()
 
-    def spool(self, stream, length):
-        spooled = tempfile.SpooledTemporaryFile(self.spool_threshold)
-        total = 0
-        while length is None or total < length:
-            wanted = CHUNK if length is None else min(CHUNK, length - total)
+    def read_into(self, stream, length, body):
+        """Read ``length`` bytes (None: to the end) into ``body``."""
+        while length is None or body.length < length:
+            wanted = CHUNK if length is None else min(CHUNK,
+                                                      length - body.length)
             chunk = stream.read(wanted)
             if not chunk:
                 break
-            total += len(chunk)
-            if self.max_body and total > self.max_body:
-                spooled.close()
-                raise BodyTooLarge(total)
-            spooled.write(chunk)
-        if length is not None and total < length:
-            spooled.close()
-            raise IncompleteBody(total)
-        return spooled, total
+            if self.max_body and body.length + len(chunk) > self.max_body:
+                raise BodyTooLarge()
+            body.append(chunk)
+        if length is not None and body.length < length:
+            raise BadLength('The request body ended after %d of the %d bytes '
+                            'its Content-Length announced.'
+                            % (body.length, length))
 
     # -- attempts
 
     def __call__(self, environ, start_response):
         try:
-            body, length = self.read_body(environ)
+            body = self.read_body(environ)
         except BodyTooLarge:
             return plain_response(
                 start_response, '413 Payload Too Large',
-                'The request body is larger than %d bytes.' % self.max_body)
-        except (ValueError, IncompleteBody):
-            return plain_response(
-                start_response, '400 Bad Request',
-                'The request body does not match its Content-Length.')
-        if isinstance(body, bytes):
-            return self.run(environ, start_response, body, length)
+                'The request body is larger than %d bytes.' % self.max_body
+                if self.max_body else 'The request body is too large.')
+        except BadLength as error:
+            return plain_response(start_response, '400 Bad Request',
+                                  str(error))
+        if body.spooled is None:
+            return self.run(environ, start_response, body)
         try:
-            result = self.run(environ, start_response, body, length)
+            result = self.run(environ, start_response, body)
         except BaseException:
             body.close()
             raise
         return ClosingIterator(result, body.close)
 
-    def run(self, environ, start_response, body, length):
+    def attempt_environ(self, environ, body, attempt):
+        """A fresh copy of the environ for one attempt."""
+        attempt_environ = dict(environ)
+        attempt_environ['wsgi.input'] = body.reader()
+        attempt_environ['CONTENT_LENGTH'] = str(body.length)
+        attempt_environ.pop('HTTP_TRANSFER_ENCODING', None)
+        attempt_environ[keys.ATTEMPT] = attempt
+        attempt_environ[keys.RETRIES_LEFT] = self.attempts - attempt
+        return attempt_environ
+
+    def run(self, environ, start_response, body):
         attempt = 1
         while True:
-            attempt_environ = dict(environ)
-            if isinstance(body, bytes):
-                attempt_environ['wsgi.input'] = io.BytesIO(body)
-            else:
-                body.seek(0)
-                attempt_environ['wsgi.input'] = body
-            attempt_environ['CONTENT_LENGTH'] = str(length)
-            attempt_environ.pop('HTTP_TRANSFER_ENCODING', None)
-            attempt_environ[keys.ATTEMPT] = attempt
-            attempt_environ[keys.RETRIES_LEFT] = self.attempts - attempt
+            attempt_environ = self.attempt_environ(environ, body, attempt)
             held = DeferredStart()
             try:
                 result = self.next_app(attempt_environ, held)
+                environ[keys.ATTEMPT] = attempt
+                return held.send(start_response, result)
             except Exception as error:
-                if not is_transient(error) or attempt >= self.attempts:
-                    if is_transient(error):
-                        logger.error('Giving up on %s %s after %d attempts: '
-                                     '%s', environ.get('REQUEST_METHOD'),
-                                     environ.get('PATH_INFO'), attempt,
-                                     describe_conflict(error))
+                if not is_transient(error):
                     raise
+                if attempt >= self.attempts:
+                    return self.give_up(environ, start_response, error,
+                                        attempt)
                 self.before_retry(attempt_environ, error, attempt)
-                attempt += 1
-                continue
-            environ[keys.ATTEMPT] = attempt
-            return held.send(start_response, result)
+            attempt += 1
 
     def before_retry(self, environ, error, attempt):
-        logger.info('Retrying %s %s (attempt %d of %d failed): %s',
-                    environ.get('REQUEST_METHOD'), environ.get('PATH_INFO'),
-                    attempt, self.attempts, describe_conflict(error))
+        logger.info('Retrying %s %s: attempt %d of %d failed with %s',
+                    environ.get('REQUEST_METHOD'),
+                    loggable(environ.get('PATH_INFO', '')), attempt,
+                    self.attempts, describe_error(error))
         zope.event.notify(BeforeRetry(environ, error, attempt))
         delay = min(self.backoff_cap, self.backoff * (2 ** (attempt - 1)))
         if delay:
             time.sleep(random.uniform(0, delay))
+
+    def give_up(self, environ, start_response, error, attempt):
+        """The last attempt failed transiently: log it, answer 503."""
+        logger.error('Giving up on %s %s after %d attempts: %s',
+                     environ.get('REQUEST_METHOD'),
+                     loggable(environ.get('PATH_INFO', '')), attempt,
+                     describe_error(error))
+        return plain_response(
+            start_response, '503 Service Unavailable',
+            'The server is busy; please try again in a moment.',
+            [('Retry-After', str(self.retry_after))])

@@ -1,9 +1,14 @@
 """site_events: BeforeTraverseEvent for every object traversal reaches (so
 zope.site's local site hooks set the site), EndRequestEvent at the end, and
 the thread's site cleared after every request, errors included.
+
+Building the stage installs zope.component's site hooks (``setHooks``), as
+the classic application server did at startup: without them component
+lookups ignore the local site that traversal set.
 """
 
 import zope.event
+from zope.component.hooks import setHooks
 from zope.component.hooks import setSite
 from zope.interface import Interface
 from zope.publisher.interfaces import EndRequestEvent
@@ -26,6 +31,16 @@ def before_traverse(request, ob):
     zope.event.notify(BeforeTraverseEvent(ob, request))
 
 
+def end_request(environ):
+    """Notify EndRequestEvent (also after an error, as the classic
+    publisher's ``endRequest`` did), then clear the site in any case."""
+    try:
+        zope.event.notify(EndRequestEvent(environ.get(keys.PUBLISHED),
+                                          environ[keys.REQUEST_KEY]))
+    finally:
+        setSite(None)
+
+
 class SiteEventsStage:
     """Events around traversal; the site never outlives the request."""
 
@@ -34,13 +49,11 @@ class SiteEventsStage:
 
     def __init__(self, next_app):
         self.next_app = next_app
+        setHooks()
 
     def __call__(self, environ, start_response):
         environ.setdefault(keys.TRAVERSAL_HOOKS, []).append(before_traverse)
         try:
-            result = self.next_app(environ, start_response)
-            zope.event.notify(EndRequestEvent(environ.get(keys.PUBLISHED),
-                                              environ[keys.REQUEST_KEY]))
-            return result
+            return self.next_app(environ, start_response)
         finally:
-            setSite(None)
+            end_request(environ)

@@ -6,9 +6,17 @@ policy in ``zope.pipeline.traversers`` answers each step: ``++namespace++``
 segments (every zope.traversing namespace), ``@@view``, ``IPublishTraverse``
 adapters, default views, a security proxy on each object, and the traversal
 hooks that earlier stages registered, run once per object reached.
+
+Dot segments are resolved as RFC 3986 says (``/a/../b`` is ``/b``); a
+``..`` that would leave the root is a 404.  A page reached through a
+``:method`` form field gets its URL as the response's base, as
+BrowserRequest means to do (it looks for the suffix after traversing it
+has emptied the list).
 """
 
 from zope.interface import Interface
+from zope.publisher.interfaces import NotFound
+from zope.publisher.interfaces.browser import IBrowserRequest
 from zope.security.checker import ProxyFactory
 
 from zope.pipeline import environ as keys
@@ -24,7 +32,46 @@ environ_keys = {
     keys.TRAVERSAL_HOOKS: 'read: hook(request, ob) for each object reached',
     keys.CONTEXT: 'written: the last object reached',
     keys.PUBLISHED: 'written: the object to publish',
+    keys.DEFAULT_VIEW: 'written: the names default traversal added',
 }
+
+
+def traversal_stack(path):
+    """Return the names of ``path`` as a traversal stack (last name first),
+    with ``.`` and ``..`` resolved; None if ``..`` leaves the root."""
+    names = []
+    for name in path.split('/'):
+        if name == '..':
+            if not names:
+                return None
+            names.pop()
+        elif name and name != '.':
+            names.append(name)
+    names.reverse()
+    return names
+
+
+def method_suffix(request):
+    """The names a ``:method`` form field added to the path, if any."""
+    return tuple(getattr(request, '_path_suffix', None) or ())
+
+
+def set_base_for_method(request):
+    """The URL of a ``:method`` page does not name it: record its own URL
+    as the base (for fix_relative_links), unless one is set already."""
+    response = request.response
+    if not response.getBase():
+        response.setBase(request.getURL())
+
+
+def resolve_dot_segments(request, root):
+    """zope.publisher keeps ``..`` as a name; resolve it from the path."""
+    if '..' not in request.getTraversalStack():
+        return
+    stack = traversal_stack(request.environment.get('PATH_INFO', '/'))
+    if stack is None:
+        raise NotFound(root, '..', request)
+    request.setTraversalStack(stack)
 
 
 class TraverseStage:
@@ -38,8 +85,15 @@ class TraverseStage:
 
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]
-        request.setPublication(Traversal(
-            environ.get(keys.TRAVERSAL_HOOKS, ()), environ, keys.CONTEXT))
+        traversal = Traversal(environ.get(keys.TRAVERSAL_HOOKS, ()),
+                              environ, keys.CONTEXT)
+        request.setPublication(traversal)
         root = ProxyFactory(environ[keys.ROOT]())
+        environ[keys.CONTEXT] = root
+        resolve_dot_segments(request, root)
+        suffix = method_suffix(request)
         environ[keys.PUBLISHED] = request.traverse(root)
+        if suffix and IBrowserRequest.providedBy(request):
+            set_base_for_method(request)
+        environ[keys.DEFAULT_VIEW] = tuple(traversal.default_names)
         return self.next_app(environ, start_response)

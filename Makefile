@@ -1,0 +1,158 @@
+# zope.pipeline: the two commands of the README, and the buildout route.
+#
+#   make serve     serve the sample site (mod_wsgi-express, daemon mode)
+#   make test      run the whole test suite with branch coverage
+#   make buildout  the same software through zc.buildout: bin/zope-pipeline,
+#                  bin/test
+#
+# Both `serve` and `test` first make sure everything is installed: the apt
+# packages (when run as root on Debian), the virtualenv in .venv and the
+# package with its extras.  When nothing changed since the last run, that
+# check takes well under a second (a stamp file in .venv).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+# The Python the virtualenvs are made from: 3.11 or newer.
+PYTHON ?= python3
+VENV := .venv
+VENV_PYTHON := $(VENV)/bin/python
+EXTRAS := test,mysql,modwsgi
+# Rebuilt when these change: the package's dependencies and this file.
+STAMP := $(VENV)/.zope-pipeline-installed
+
+# What the suite and the servers need from Debian: Apache and its headers
+# (mod_wsgi is compiled against them), ab and wrk (benchmarks), the MariaDB
+# client library (mysqlclient is compiled against it), a compiler.
+APT_PACKAGES := apache2 apache2-dev apache2-utils wrk libmariadb-dev \
+	pkg-config build-essential
+# Added when $(PYTHON) is Debian's own Python (venv and headers are separate
+# packages there), and when no MariaDB/MySQL server is running here.
+APT_SYSTEM_PYTHON_PACKAGES := python3-venv python3-dev
+APT_MYSQL_PACKAGES := mariadb-server mariadb-client
+MYSQL_SOCKET := /run/mysqld/mysqld.sock
+
+COVERAGE_MIN := 95
+# Extra pytest arguments, e.g. `make test PYTEST_ARGS="-x tests/unit"`.
+# pytest's JUnit report; `make test` fails when it counts no test at all
+# (pytest-cov turns pytest's "no tests ran", exit code 5, into a coverage
+# failure, exit code 1).
+JUNIT := test-artifacts/junit.xml
+COUNT_TESTS := import sys, xml.etree.ElementTree as ET; \
+	suites = list(ET.parse(sys.argv[1]).getroot().iter("testsuite")); \
+	count = lambda key: sum(int(suite.get(key, 0)) for suite in suites); \
+	print(count("tests"), count("failures") + count("errors"))
+SERVE_INI ?= etc/deploy.ini
+SERVE_ARGS ?= --mod-wsgi --processes 2
+
+# zc.buildout runs from its own virtualenv; its downloads and eggs stay in
+# .buildout/ (ignored by git), its scripts go to bin/.
+BUILDOUT_HOME := .buildout
+BUILDOUT_VENV := $(BUILDOUT_HOME)/venv
+
+.PHONY: help serve test setup apt-packages check-python coverage-summary \
+	buildout clean
+
+help:
+	@echo 'make serve     serve the sample site (mod_wsgi-express, 2 daemon processes)'
+	@echo 'make test      run the whole test suite with branch coverage'
+	@echo 'make buildout  build bin/zope-pipeline and bin/test with zc.buildout'
+	@echo 'make clean     remove .venv, .buildout and the buildout output (not var/)'
+
+# -- the two commands
+
+serve: setup
+	$(VENV)/bin/zope-pipeline serve $(SERVE_INI) $(SERVE_ARGS)
+
+test: setup
+	@echo '== pytest over tests/, branch coverage of src/zope/pipeline (fail under $(COVERAGE_MIN)%)'
+	@mkdir -p $(dir $(JUNIT)); rm -f $(JUNIT); status=0; \
+	$(VENV_PYTHON) -m pytest tests/ -p no:cacheprovider --junitxml=$(JUNIT) \
+	    --cov=zope.pipeline --cov-branch --cov-report=term \
+	    --cov-fail-under=$(COVERAGE_MIN) $(PYTEST_ARGS) || status=$$?; \
+	$(MAKE) --no-print-directory coverage-summary; \
+	read -r tests failed <<< "$$($(VENV_PYTHON) -c '$(COUNT_TESTS)' $(JUNIT) 2>/dev/null || echo 0 0)"; \
+	if [ $$status -eq 5 ] || [ "$$tests" = 0 ]; then \
+	    echo 'FAILED: pytest ran no tests (exit code 5).'; \
+	    exit 5; \
+	elif [ $$status -ne 0 ] && [ "$$failed" = 0 ]; then \
+	    echo "FAILED: all $$tests tests passed, but coverage is under $(COVERAGE_MIN)% (pytest exit code $$status)."; \
+	elif [ $$status -ne 0 ]; then \
+	    echo "FAILED: $$failed of $$tests tests failed or had errors (pytest exit code $$status)."; \
+	fi; \
+	exit $$status
+
+coverage-summary:
+	@if [ -f .coverage ]; then \
+	    total=$$($(VENV)/bin/coverage report --format=total --precision=2); \
+	    echo "Coverage summary: branch coverage of src/zope/pipeline is $$total% (required: $(COVERAGE_MIN)%)."; \
+	else \
+	    echo 'Coverage summary: no coverage data (.coverage) was written.'; \
+	fi
+
+# -- set-up: apt packages, the virtualenv, the package
+
+setup: apt-packages check-python $(STAMP)
+
+check-python:
+	@if ! $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
+	    version=$$($(PYTHON) --version 2>&1 | tail -1) || version='not found'; \
+	    echo "zope.pipeline needs Python 3.11 or newer; '$(PYTHON)' is: $$version." >&2; \
+	    echo "Run e.g. 'make PYTHON=python3.12 ...'." >&2; \
+	    exit 1; \
+	fi
+	@if [ -x $(VENV_PYTHON) ] && ! $(VENV_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then \
+	    echo "$(VENV) was made with $$($(VENV_PYTHON) --version 2>&1); zope.pipeline needs 3.11 or newer: remove $(VENV) and run make again." >&2; \
+	    exit 1; \
+	fi
+
+apt-packages:
+	@if ! command -v dpkg-query >/dev/null; then \
+	    echo 'Not a Debian system: install by hand: $(APT_PACKAGES)'; exit 0; \
+	fi; \
+	wanted='$(APT_PACKAGES)'; \
+	if [ "$$($(PYTHON) -c 'import sys; print(sys.base_prefix)' 2>/dev/null)" = /usr ]; then \
+	    wanted="$$wanted $(APT_SYSTEM_PYTHON_PACKAGES)"; \
+	fi; \
+	if [ ! -S $(MYSQL_SOCKET) ]; then wanted="$$wanted $(APT_MYSQL_PACKAGES)"; fi; \
+	missing=''; \
+	for package in $$wanted; do \
+	    dpkg-query -W -f='$${Status}\n' $$package 2>/dev/null | grep -q '^install ok installed$$' \
+	        || missing="$$missing $$package"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" -ne 0 ]; then \
+	    echo "Not root, so not installing these apt packages:$$missing."; \
+	    echo 'Tests that need them are skipped (and fail under CI=true).'; \
+	    exit 0; \
+	fi; \
+	echo "== apt-get install$$missing"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get update -q; \
+	apt-get install -y -q --no-install-recommends $$missing; \
+	if [ ! -S $(MYSQL_SOCKET) ] && command -v service >/dev/null; then \
+	    service mariadb start || echo 'Could not start MariaDB: the MySQL tests will be skipped.'; \
+	fi
+
+$(VENV_PYTHON):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml Makefile | $(VENV_PYTHON)
+	$(VENV_PYTHON) -m pip install --upgrade pip
+	$(VENV_PYTHON) -m pip install -e '.[$(EXTRAS)]'
+	touch $(STAMP)
+
+# -- zc.buildout: the same software, the classic way
+
+$(BUILDOUT_VENV)/bin/buildout:
+	$(PYTHON) -m venv $(BUILDOUT_VENV)
+	$(BUILDOUT_VENV)/bin/pip install zc.buildout
+
+buildout: apt-packages check-python $(BUILDOUT_VENV)/bin/buildout
+	mkdir -p $(BUILDOUT_HOME)/downloads
+	$(BUILDOUT_VENV)/bin/buildout -c buildout.cfg
+
+clean:
+	rm -rf $(VENV) $(BUILDOUT_HOME) bin parts develop-eggs .installed.cfg \
+	    .coverage test-artifacts

@@ -1,0 +1,346 @@
+"""Rendering a benchmark's results as Markdown tables and RESULTS.md.
+
+Everything here works on the JSON-ready dict ``benchmarks.harness`` makes,
+so a saved ``results.json`` can be rendered again without measuring.
+"""
+
+from benchmarks.stats import ratio
+
+CEILING = 'ceiling'
+
+#: The targets of issue 5, reported against (never asserted).
+TARGETS = {
+    ('mod_wsgi 2x1', 'mysql'): 0.50,
+    ('mod_wsgi 2x1', 'sqlite'): 0.70,
+}
+STAGE_BUDGET_US = 150
+FIRST_RESPONSE_BUDGET_S = 0.7
+
+
+def markdown_table(headers, rows, align=None):
+    """A GitHub-flavoured Markdown table; ``align`` per column: 'l'/'r'."""
+    align = align or ['l'] + ['r'] * (len(headers) - 1)
+    marks = {'l': ':--', 'r': '--:'}
+    lines = ['| %s |' % ' | '.join(headers),
+             '| %s |' % ' | '.join(marks[side] for side in align)]
+    lines.extend('| %s |' % ' | '.join(str(cell) for cell in row)
+                 for row in rows)
+    return '\n'.join(lines)
+
+
+def number(value, digits=1):
+    if value is None:
+        return '-'
+    return '{:,.{}f}'.format(value, digits)
+
+
+def percent(value):
+    return '-' if value is None else '%.0f%%' % (value * 100)
+
+
+def times(value):
+    return '-' if value is None else '%.2f×' % value
+
+
+def with_ratio(value, ceiling_ratio, digits=1):
+    """'4.1 (2.30×)': a latency and its multiple of the ceiling's."""
+    if ceiling_ratio is None:
+        return number(value, digits)
+    return '%s (%s)' % (number(value, digits), times(ceiling_ratio))
+
+
+# -- the HTTP matrix
+
+
+def ceiling_ratios(measurements):
+    """Attach to each measurement its ratios to the ceiling measured with
+    the same server configuration and load."""
+    ceilings = {(m['config'], m['load']): m['summary'] for m in measurements
+                if m['storage'] == CEILING}
+    for measurement in measurements:
+        ceiling = ceilings.get((measurement['config'], measurement['load']))
+        summary = measurement['summary']
+        measurement['ratio'] = {
+            key: ratio(summary[key], ceiling[key] if ceiling else None)
+            for key in ('requests_per_second', 'mean_ms', 'p50_ms',
+                        'p99_ms')}
+    return measurements
+
+
+def verified_cell(summary):
+    mark = 'yes' if summary['verified'] else '**NO**'
+    return '%s (%d/%d)' % (mark, summary['verified_runs'], summary['runs'])
+
+
+def http_rows(measurements):
+    rows = []
+    for measurement in ceiling_ratios(measurements):
+        summary, ratios = measurement['summary'], measurement['ratio']
+        is_ceiling = measurement['storage'] == CEILING
+        rows.append([
+            measurement['config'], measurement['storage'],
+            measurement['load'], number(summary['requests_per_second'], 0),
+            '100%' if is_ceiling else percent(
+                ratios['requests_per_second']),
+            with_ratio(summary['mean_ms'],
+                       None if is_ceiling else ratios['mean_ms'], 2),
+            with_ratio(summary['p50_ms'],
+                       None if is_ceiling else ratios['p50_ms'], 2),
+            with_ratio(summary['p99_ms'],
+                       None if is_ceiling else ratios['p99_ms'], 2),
+            summary['failed'], summary['non_2xx'], verified_cell(summary)])
+    return rows
+
+
+HTTP_HEADERS = ['server', 'storage', 'ab', 'req/s', 'of ceiling',
+                'mean ms (× ceiling)', 'p50 ms (× ceiling)',
+                'p99 ms (× ceiling)', 'failed', 'non-2xx', 'verified']
+
+
+def http_table(measurements):
+    align = ['l', 'l', 'l'] + ['r'] * (len(HTTP_HEADERS) - 3)
+    return markdown_table(HTTP_HEADERS, http_rows(measurements), align)
+
+
+def find(measurements, config, storage, load):
+    for measurement in measurements:
+        if (measurement['config'], measurement['storage'],
+                measurement['load']) == (config, storage, load):
+            return measurement
+    return None
+
+
+def target_lines(measurements, load='-c 8'):
+    """The issue's targets, each with the measured figure."""
+    ceiling_ratios(measurements)
+    lines = []
+    for (config, storage), target in TARGETS.items():
+        measurement = find(measurements, config, storage, load)
+        if measurement is None:
+            continue
+        measured = measurement['ratio']['requests_per_second']
+        verdict = ('met' if measured is not None and measured >= target
+                   else 'not met')
+        lines.append('- %s on %s at `%s`: %s of the plain-WSGI ceiling '
+                     '(target at least %s): %s.' % (
+                         config, storage, load, percent(measured),
+                         percent(target), verdict))
+    return lines + process_vs_thread_lines(measurements, load)
+
+
+def process_vs_thread_lines(measurements, load='-c 8'):
+    """mod_wsgi with several processes vs waitress, per storage."""
+    lines = []
+    storages = sorted({m['storage'] for m in measurements} - {CEILING})
+    for storage in storages:
+        waitress = find(measurements, 'waitress 1x4', storage, load)
+        several = [m for m in measurements
+                   if m['server'] == 'mod_wsgi' and m['processes'] > 1
+                   and m['storage'] == storage and m['load'] == load]
+        if waitress is None or not several:
+            continue
+        best = max(several, key=lambda m: m['summary']['requests_per_second']
+                   or 0)
+        factor = ratio(best['summary']['requests_per_second'],
+                       waitress['summary']['requests_per_second'])
+        lines.append('- %s vs waitress 1x4 on %s at `%s`: %s the requests '
+                     'per second (the reference measured 5.3× on 4 cores '
+                     'in 2009).' % (best['config'], storage, load,
+                                    times(factor)))
+    return lines
+
+
+# -- in process, start-up, imports, write path
+
+
+def inprocess_tables(data):
+    summary = markdown_table(['measured in process', 'µs per request'], [
+        ['full pipeline, %s' % data['path'], number(data['full_us'])],
+        ['the view called directly (security-proxied, as published)',
+         number(data['direct_us'])],
+        ['the view called directly, without security proxies',
+         number(data['direct_unproxied_us'])],
+        ['pipeline cost (full − view called directly)',
+         number(data['overhead_us'])],
+        ['noise (half the interquartile range of the full pipeline)',
+         number(data['noise_us'])],
+    ])
+    stages = markdown_table(
+        ['stage', 'part', 'µs without it', 'cost µs', 'note'],
+        [[stage['name'], 'outer' if stage['outer'] else 'inner',
+          number(stage['without_us']), number(stage['cost_us']),
+          stage['note'] or '']
+         for stage in data['stages']], ['l', 'l', 'r', 'r', 'l'])
+    verdict = ('met' if data['overhead_us'] < STAGE_BUDGET_US else 'not met')
+    target = ('Target: the stages cost below %d µs per request: %s (%s µs).'
+              % (STAGE_BUDGET_US, verdict, number(data['overhead_us'])))
+    return '\n\n'.join([summary, stages, target])
+
+
+def startup_table(data):
+    rows = []
+    for server, label in (('waitress', 'waitress process'),
+                          ('mod_wsgi', 'mod_wsgi daemon process')):
+        figures = data[server]
+        rows.append([label, number(figures['first_response_s'], 2),
+                     number(figures['load_s'], 2),
+                     number(figures['server_start_s'], 2)])
+    table = markdown_table(
+        ['worker', 'process start → first response (s)',
+         'process start → app loaded (s)',
+         'server command → first response (s)'], rows)
+    slowest = max(data[server]['first_response_s'] or 0
+                  for server in ('waitress', 'mod_wsgi'))
+    verdict = 'met' if slowest <= FIRST_RESPONSE_BUDGET_S else 'not met'
+    return '%s\n\nMedians of %d starts.  Target: first response within ' \
+           '%.1f s of the process start: %s.' % (
+               table, data['repeats'], FIRST_RESPONSE_BUDGET_S, verdict)
+
+
+def imports_tables(data):
+    totals = ('Importing `zope.pipeline.app`: %s s; `make_app` (ZCML, '
+              'pipelines): %s s; the whole interpreter: %s s.  %d modules '
+              'imported, %s s of import time of their own.' % (
+                  number(data['import_s'], 3), number(data['make_app_s'], 3),
+                  number(data['process_s'], 3), data['modules'],
+                  number(data['total_self_s'], 3)))
+    distributions = markdown_table(
+        ['distribution', 'import ms (own time of its modules)', 'modules',
+         'heaviest module'],
+        [[item['distribution'], number(item['self_ms']), item['modules'],
+          '`%s`' % item['heaviest']] for item in data['top_distributions']],
+        ['l', 'r', 'r', 'l'])
+    modules = markdown_table(
+        ['module', 'own ms', 'with its imports ms'],
+        [['`%s`' % item['module'], number(item['self_ms']),
+          number(item['cumulative_ms'])] for item in data['top_modules']])
+    return '\n\n'.join([totals, distributions, modules])
+
+
+def write_table(data):
+    if 'skipped' in data:
+        return 'Skipped: %s.' % data['skipped']
+    rows = []
+    for measurement in data['measurements']:
+        summary = measurement['summary']
+        rows.append([
+            measurement['config'], measurement['storage'],
+            measurement['load'], number(summary['requests_per_second'], 0),
+            number(summary['mean_ms'], 2), number(summary['p99_ms'], 2),
+            measurement['retries'],
+            number(measurement['retries_per_1000'], 1),
+            measurement['given_up'], summary['failed'],
+            verified_cell(summary)])
+    table = markdown_table(
+        ['server', 'storage', 'ab', 'req/s', 'mean ms', 'p99 ms',
+         'retries', 'retries per 1000', 'gave up', 'failed', 'verified'],
+        rows, ['l', 'l', 'l'] + ['r'] * 8)
+    return ('POST %s (%s); the form answers with a redirect, so every '
+            'response is a 3xx the server counted.\n\n%s'
+            % (data['path'], ', '.join('%s=%s' % item
+                                       for item in data['fields'].items()),
+               table))
+
+
+# -- whole documents
+
+
+def environment_lines(results):
+    machine, versions = results['machine'], results['versions']
+    lines = ['- Date: %s (%s run, %.0f s)' % (
+        results['date'], results['mode'], results.get('duration_s', 0)),
+        '- Machine: %s CPUs (%s), %s GiB memory, %s, kernel %s' % (
+            machine['cpus'], machine['cpu_model'], machine['memory_gib'],
+            machine['os'], machine['kernel']),
+        '- Load average before and after: %s / %s (the machine may be '
+        'shared)' % (
+            ', '.join('%.2f' % v for v in results['load_average']['before']),
+            ', '.join('%.2f' % v for v in
+                      results['load_average'].get('after', ()))),
+        '- Versions: %s' % ', '.join(
+            '%s %s' % (name, version) for name, version in versions.items()
+            if version and name != 'mod_wsgi-express'),
+        '- Site: %s; page `%s`' % (results['site']['description'],
+                                   results['site']['page_path'])]
+    return lines
+
+
+def command_lines(results):
+    lines = ['- Harness: `%s`' % results.get(
+        'command', 'python -m benchmarks')]
+    http = results.get('http')
+    if http:
+        ab = [run['command'] for m in http['measurements'][:1]
+              for run in m['runs'][:1]]
+        lines.extend('- ab: `%s` (`-k` added for keep-alive rows; `-r` keeps '
+                     'ab going after a socket error so it is counted)' % command
+                     for command in ab)
+        lines.extend('- %s: `%s`' % (server, command)
+                     for server, command in sorted(
+                         http['server_commands'].items()))
+    imports = results.get('imports')
+    if imports:
+        lines.append('- Imports: `%s`' % imports['command'])
+    return lines
+
+
+def sections(results):
+    """(title, Markdown body) of each part that ran."""
+    parts = []
+    http = results.get('http')
+    if http:
+        body = [http_table(http['measurements']),
+                'The page is %s bytes; the ceiling is a plain WSGI '
+                'application returning a body of that size under the same '
+                'server configuration.' % http['page_bytes']]
+        targets = target_lines(http['measurements'])
+        if targets:
+            body.append('\n'.join(targets))
+        parts.append(('Requests per second and latency', '\n\n'.join(body)))
+    if results.get('write'):
+        parts.append(('Write path: the comments form',
+                      write_table(results['write'])))
+    if results.get('inprocess'):
+        parts.append(('Pipeline cost in process',
+                      inprocess_tables(results['inprocess'])))
+    if results.get('startup'):
+        parts.append(('Worker start-up', startup_table(results['startup'])))
+    if results.get('imports'):
+        parts.append(('Imports', imports_tables(results['imports'])))
+    return parts
+
+
+METHOD = '''\
+How the numbers are made: each configuration is started fresh (the WSGI
+script is imported in each process at start), warmed up, then measured
+with ab %(repeats)d times; the tables show medians, failures and non-2xx
+responses summed over the runs.  A run is *verified* when ab completed all
+its requests with no failure and no non-2xx response and the servers'
+own count of responses (a counting middleware in every process) equals
+ab's count.  Latency ratios are multiples of the ceiling's; requests per
+second are shares of it.  In-process costs are CPU time per request
+(medians of alternating batches).'''
+
+
+def render_results(results, charts=()):
+    """The whole RESULTS.md."""
+    lines = ['# zope.pipeline benchmarks', '',
+             'Regenerate with `zope-pipeline bench` (or `python -m '
+             'benchmarks`); `--quick` runs a subset in a few minutes.', '']
+    lines.extend(environment_lines(results))
+    lines += ['', METHOD % {'repeats': results['plan']['repeats']}, '']
+    for chart in charts:
+        lines += ['![%s](%s)' % (chart['title'], chart['path']), '']
+    for title, body in sections(results):
+        lines += ['## %s' % title, '', body, '']
+    lines += ['## Command lines', '']
+    lines.extend(command_lines(results))
+    return '\n'.join(lines) + '\n'
+
+
+def render_console(results):
+    """What ``--quick`` prints."""
+    lines = []
+    for title, body in sections(results):
+        lines += ['== %s' % title, body, '']
+    return '\n'.join(lines)

@@ -1,0 +1,1 @@
+"""zope.pipeline: the Zope publisher as an explicit WSGI pipeline."""

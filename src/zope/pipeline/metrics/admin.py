@@ -1,0 +1,206 @@
+"""The administrator page: the recent steps of the group as SVG charts.
+
+Requests per second, p50 and p99 latency and capacity utilisation per
+view (with mod_wsgi's own utilisation beside ours, where mod_wsgi is the
+server), and retries per second; a table of the lifetime totals below.
+Registered in metrics.zcml as ``metrics.html`` on sites, protected by the
+``zope.pipeline.ViewMetrics`` permission.
+"""
+
+import html
+
+from zope.component import queryUtility
+
+from zope.pipeline.metrics import IMetricsRuntime
+from zope.pipeline.metrics.charts import PALETTE
+from zope.pipeline.metrics.charts import Line
+from zope.pipeline.metrics.charts import chart
+from zope.pipeline.metrics.histogram import merge_counts
+from zope.pipeline.metrics.histogram import percentile
+
+#: Views drawn one by one; the rest are drawn together as 'other'.
+MAX_VIEWS = 6
+OTHER = 'other'
+
+STYLE = """
+body { font-family: sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.4em; margin-bottom: 0.2em; }
+p.about { color: #555; margin-top: 0; }
+div.charts { display: flex; flex-wrap: wrap; gap: 12px; }
+svg.chart { background: #fff; border: 1px solid #ddd; }
+svg .title { font-size: 13px; font-weight: bold; }
+svg .tick, svg .legend { font-size: 11px; fill: #444; }
+svg .empty { font-size: 12px; fill: #999; }
+svg .grid { stroke: #e5e5e5; stroke-width: 1; }
+table { border-collapse: collapse; margin-top: 1em; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+"""
+
+
+class Window:
+    """The steps of a group snapshot from ``begin`` to ``end``."""
+
+    def __init__(self, snapshot, count):
+        self.step = snapshot['step']
+        self.end = snapshot['closed_until'] or 0.0
+        self.begin = self.end - count * self.step
+        self.steps = {step['start']: step for step in snapshot['steps']
+                      if self.begin <= step['start'] < self.end}
+        self.starts = [self.begin + index * self.step
+                       for index in range(count)]
+
+    def points(self, value_of):
+        """[(moment, value)]: a step's value at its end, None if unknown."""
+        points = []
+        for start in self.starts:
+            step = self.steps.get(start)
+            points.append((start + self.step,
+                           None if step is None else value_of(step)))
+        return points
+
+
+def chosen_views(window):
+    """The busiest views of the window, by requests, at most MAX_VIEWS."""
+    requests = {}
+    for step in window.steps.values():
+        for name, view in step['views'].items():
+            requests[name] = requests.get(name, 0) + view['requests']
+    ranked = sorted(requests, key=lambda name: (-requests[name], name))
+    return ranked[:MAX_VIEWS], ranked[MAX_VIEWS:]
+
+
+def view_data(step, names):
+    """A step's amounts of ``names`` summed (one view, or 'other')."""
+    total = {'requests': 0.0, 'retries': 0.0, 'busy': 0.0, 'latency': {}}
+    for name in names:
+        view = step['views'].get(name)
+        if view is None:
+            continue
+        for key in ('requests', 'retries', 'busy'):
+            total[key] += view[key]
+        merge_counts(total['latency'], view['latency'])
+    return total
+
+
+def groups_of(window):
+    shown, rest = chosen_views(window)
+    groups = [(name, [name]) for name in shown]
+    if rest:
+        groups.append((OTHER, rest))
+    return groups
+
+
+def per_view_lines(window, value_of, dash=''):
+    lines = []
+    for index, (label, names) in enumerate(groups_of(window)):
+        lines.append(Line(label, window.points(
+            lambda step, names=names: value_of(step, view_data(step, names))),
+            PALETTE[index % len(PALETTE)], dash))
+    return lines
+
+
+def ratio(part, whole):
+    return part / whole if whole else None
+
+
+def requests_chart(window):
+    step = window.step
+    lines = per_view_lines(window, lambda _, data: data['requests'] / step)
+    return chart('Requests', 'per second', lines, window.begin, window.end)
+
+
+def latency_chart(window):
+    def quantile(fraction):
+        def value(_, data):
+            seconds = percentile(data['latency'], fraction)
+            return None if seconds is None else seconds * 1000
+        return value
+    lines = []
+    for p50, p99 in zip(per_view_lines(window, quantile(0.5)),
+                        per_view_lines(window, quantile(0.99), '5,3')):
+        p50.label = 'p50 ' + p50.label
+        p99.label = 'p99 ' + p99.label
+        lines += [p50, p99]
+    return chart('Latency p50 (solid), p99 (dashed)', 'ms, log scale',
+                 lines, window.begin, window.end, log=True)
+
+
+def utilization_chart(window):
+    lines = per_view_lines(
+        window, lambda step, data: percent(data['busy'], step['capacity']))
+    lines.append(Line('all views', window.points(
+        lambda step: percent(step['busy'], step['capacity'])),
+        '#555555'))
+    if any(step['server_capacity'] for step in window.steps.values()):
+        lines.append(Line('mod_wsgi', window.points(
+            lambda step: percent(step['server_busy'],
+                                 step['server_capacity'])),
+            '#D55E00', '2,3'))
+    highest = max((value for line in lines for _, value in line.points
+                   if value is not None), default=0)
+    return chart('Capacity utilisation', '% of thread time', lines,
+                 window.begin, window.end,
+                 maximum=100 if highest <= 100 else None)
+
+
+def percent(part, whole):
+    value = ratio(part, whole)
+    return None if value is None else value * 100
+
+
+def retries_chart(window):
+    step = window.step
+    lines = per_view_lines(window, lambda _, data: data['retries'] / step)
+    return chart('Retries', 'per second', lines, window.begin, window.end)
+
+
+def totals_table(snapshot):
+    rows = []
+    for name in sorted(snapshot['totals']):
+        view = snapshot['totals'][name]
+        requests = sum(view['statuses'].values())
+        statuses = ', '.join('%s: %d' % item
+                             for item in sorted(view['statuses'].items()))
+        rows.append('<tr><td>%s</td><td>%d</td><td>%s</td><td>%.1f</td>'
+                    '<td>%d</td><td>%d</td></tr>' % (
+                        html.escape(name), requests, html.escape(statuses),
+                        view['duration'] / requests * 1000 if requests
+                        else 0.0, view['bytes'], view['retries']))
+    return ('<table><tr><th>View</th><th>Requests</th><th>By status</th>'
+            '<th>Mean ms</th><th>Bytes</th><th>Retries</th></tr>%s</table>'
+            % ''.join(rows))
+
+
+def render_page(snapshot, count):
+    """The whole HTML page for a group snapshot."""
+    window = Window(snapshot, count)
+    charts = [requests_chart(window), latency_chart(window),
+              utilization_chart(window), retries_chart(window)]
+    return ('<!DOCTYPE html><html><head><meta charset="utf-8">'
+            '<title>Request metrics</title><style>%s</style></head><body>'
+            '<h1>Request metrics</h1><p class="about">%d process(es), %d '
+            'threads in all; steps of %g s; the last %d steps. Gaps are '
+            'unknown steps, not zero.</p><div class="charts">%s</div>'
+            '<h2>Since the processes started</h2>%s</body></html>' % (
+                STYLE, snapshot['processes'], snapshot['threads'],
+                snapshot['step'], count, '\n'.join(charts),
+                totals_table(snapshot)))
+
+
+class MetricsPage:
+    """``metrics.html``: the charts of the group this process belongs to."""
+
+    def __init__(self, context, request):
+        self.context = context
+        self.request = request
+
+    def __call__(self):
+        self.request.response.setHeader('Content-Type',
+                                        'text/html;charset=utf-8')
+        self.request.response.setHeader('Cache-Control', 'no-store')
+        runtime = queryUtility(IMetricsRuntime)
+        if runtime is None:
+            return ('<!DOCTYPE html><html><body><p>The metrics stage is not '
+                    'in the pipeline.</p></body></html>')
+        return render_page(runtime.group_snapshot(), runtime.chart_steps)

@@ -1,0 +1,196 @@
+"""The numbers of a process group: per-process state files, merged.
+
+Each process writes its snapshot (``Collector.snapshot``) to
+``<state_dir>/<pid>.json`` (atomically: a temporary file renamed over
+it).  A reader merges every file: lifetime totals are summed, and steps
+with the same start are summed (their amounts are already normalised to a
+full step, and each brings its own capacity, so utilisation stays busy
+thread-seconds over available thread-seconds of the group).
+
+When a process exits it folds its totals into ``retired.json`` and removes
+its file, so counters never go backwards and the directory holds only live
+processes; the file of a process that died without doing so is folded in
+the same way by the next reader that notices its pid is gone.  Folding
+happens under an exclusive ``flock`` on ``.lock``.
+"""
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+
+from zope.pipeline.metrics.histogram import merge_counts
+
+RETIRED = 'retired.json'
+LOCK = '.lock'
+
+
+def empty_snapshot(step=10.0, bounds=()):
+    return {'step': step, 'threads': 0, 'bounds': list(bounds),
+            'closed_until': None, 'totals': {}, 'steps': [],
+            'processes': 0}
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class GroupState:
+    """The state directory shared by the processes of one group."""
+
+    def __init__(self, directory):
+        self.directory = directory
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+
+    def path_of(self, pid):
+        return os.path.join(self.directory, '%d.json' % pid)
+
+    # -- writing
+
+    def write(self, snapshot):
+        """Replace this process's file with ``snapshot``."""
+        write_json(self.path_of(snapshot['pid']), snapshot)
+
+    def retire(self, pid):
+        """Fold process ``pid``'s totals into retired.json; remove its file."""
+        with self.locked():
+            self._retire_locked(pid)
+
+    def _retire_locked(self, pid):
+        path = self.path_of(pid)
+        snapshot = read_json(path)
+        if snapshot is None:
+            return
+        retired = read_json(os.path.join(self.directory, RETIRED)) or \
+            {'totals': {}}
+        merge_totals(retired['totals'], snapshot['totals'])
+        write_json(os.path.join(self.directory, RETIRED), retired)
+        os.unlink(path)
+
+    @contextlib.contextmanager
+    def locked(self):
+        with open(os.path.join(self.directory, LOCK), 'a') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    # -- reading
+
+    def live_pids(self):
+        """Pids with a state file; files of dead processes are retired."""
+        pids = []
+        for name in sorted(os.listdir(self.directory)):
+            stem, extension = os.path.splitext(name)
+            if extension != '.json' or not stem.isdigit():
+                continue
+            pid = int(stem)
+            if pid_alive(pid):
+                pids.append(pid)
+            else:
+                self.retire(pid)
+        return pids
+
+    def merged(self, own=None):
+        """The group's snapshot: every live file (``own``, this process's
+        fresh snapshot, instead of its file) plus the retired totals."""
+        snapshots = []
+        for pid in self.live_pids():
+            if own is not None and pid == own['pid']:
+                continue
+            snapshot = read_json(self.path_of(pid))
+            if snapshot is not None:
+                snapshots.append(snapshot)
+        if own is not None:
+            snapshots.append(own)
+        result = merge(snapshots)
+        retired = read_json(os.path.join(self.directory, RETIRED))
+        if retired is not None:
+            merge_totals(result['totals'], retired['totals'])
+        return result
+
+
+def write_json(path, data):
+    directory = os.path.dirname(path)
+    descriptor, temporary = tempfile.mkstemp(prefix='.tmp-', dir=directory)
+    try:
+        with os.fdopen(descriptor, 'w') as output:
+            json.dump(data, output, separators=(',', ':'))
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def read_json(path):
+    """The data in ``path``, or None if it is gone or unreadable."""
+    try:
+        with open(path) as source:
+            return json.load(source)
+    except (OSError, ValueError):
+        return None
+
+
+def merge(snapshots):
+    """Merge process snapshots into one of the same shape."""
+    if not snapshots:
+        return empty_snapshot()
+    first = snapshots[0]
+    result = empty_snapshot(first['step'], first['bounds'])
+    steps = {}
+    for snapshot in snapshots:
+        result['processes'] += 1
+        result['threads'] += snapshot['threads']
+        closed = snapshot['closed_until']
+        if result['closed_until'] is None or closed < result['closed_until']:
+            result['closed_until'] = closed
+        merge_totals(result['totals'], snapshot['totals'])
+        for step in snapshot['steps']:
+            target = steps.get(step['start'])
+            if target is None:
+                steps[step['start']] = copy_step(step)
+            else:
+                merge_step(target, step)
+    result['steps'] = [steps[start] for start in sorted(steps)]
+    return result
+
+
+def merge_totals(target, totals):
+    for name, view in totals.items():
+        into = target.get(name)
+        if into is None:
+            target[name] = json.loads(json.dumps(view))
+            continue
+        for code, count in view['statuses'].items():
+            into['statuses'][code] = into['statuses'].get(code, 0) + count
+        for key in ('bytes', 'blocks', 'retries', 'duration'):
+            into[key] += view[key]
+        into['buckets'] = [mine + theirs for mine, theirs in
+                           zip(into['buckets'], view['buckets'])]
+
+
+def copy_step(step):
+    return json.loads(json.dumps(step))
+
+
+def merge_step(target, step):
+    for key in ('busy', 'capacity', 'server_busy', 'server_capacity'):
+        target[key] += step[key]
+    for name, view in step['views'].items():
+        into = target['views'].get(name)
+        if into is None:
+            target['views'][name] = copy_step(view)
+            continue
+        for key, value in view.items():
+            if key == 'latency':
+                merge_counts(into['latency'], value)
+            else:
+                into[key] += value

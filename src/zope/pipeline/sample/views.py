@@ -1,0 +1,212 @@
+"""Browser views of the sample site.
+
+Views work on the security-proxied context traversal gives them, so the
+declarations in configure.zcml decide what each principal may read and
+change.  Forms that write accept POST only (405 otherwise) and redirect
+(303) to the page they changed.
+"""
+
+from zope.browserpage import ViewPageTemplateFile
+from zope.container.interfaces import IReadContainer
+from zope.publisher.interfaces.http import MethodNotAllowed
+from zope.traversing.browser.absoluteurl import absoluteURL
+
+from zope.pipeline.sample.interfaces import ITitled
+
+#: The title of the root folder (the site), which has none of its own.
+SITE_TITLE = 'zope.pipeline sample site'
+
+#: The name of the static resource directory (``/@@/<name>/style.css``).
+RESOURCES = 'zope.pipeline.sample'
+
+#: Longest accepted comment author and text.
+MAX_AUTHOR = 100
+MAX_TEXT = 2000
+
+#: How deep and how many results the search goes.
+SEARCH_DEPTH = 6
+SEARCH_LIMIT = 50
+
+
+def title_of(ob):
+    if ITitled.providedBy(ob):
+        return ob.title
+    return ob.__name__ or SITE_TITLE
+
+
+def require_post(context, request):
+    if request.method != 'POST':
+        error = MethodNotAllowed(context, request)
+        error.allow = ['POST']
+        raise error
+
+
+class SampleView:
+    """What every page of the site shows: title, site links, stylesheet."""
+
+    def __init__(self, context, request):
+        self.context = context
+        self.request = request
+
+    def title(self):
+        return title_of(self.context)
+
+    def site_url(self):
+        return self.request.getApplicationURL()
+
+    def style_url(self):
+        return '%s/@@/%s/style.css' % (self.site_url(), RESOURCES)
+
+    def url(self, ob=None):
+        return absoluteURL(self.context if ob is None else ob, self.request)
+
+    def redirect(self, url):
+        self.request.response.redirect(url, status=303)
+        return ''
+
+
+class FolderView(SampleView):
+    """A folder (the site's root too): its children with their titles."""
+
+    template = ViewPageTemplateFile('templates/folder.pt')
+
+    def children(self):
+        return [{'title': title_of(ob), 'url': self.url(ob)}
+                for name, ob in sorted(self.context.items())]
+
+    def __call__(self):
+        return self.template()
+
+
+class PageView(SampleView):
+    """A page: its body, its items, its newest comments, the form."""
+
+    template = ViewPageTemplateFile('templates/page.pt')
+    error = ''
+
+    def items(self):
+        return [{'title': item.title, 'url': self.url(item)}
+                for item in self.context.values()]
+
+    def comments(self):
+        return self.context.recent_comments(10)
+
+    def comment_count(self):
+        return self.context.comment_count()
+
+    def __call__(self):
+        return self.template()
+
+
+class ItemView(SampleView):
+    """An item: its title and body."""
+
+    template = ViewPageTemplateFile('templates/item.pt')
+
+    def __call__(self):
+        return self.template()
+
+
+class AddComment(PageView):
+    """POST author and text: store a comment, redirect to the page."""
+
+    def __call__(self, text='', author=''):
+        require_post(self.context, self.request)
+        text, author = text.strip(), author.strip() or 'anonymous'
+        if not text or len(text) > MAX_TEXT or len(author) > MAX_AUTHOR:
+            self.request.response.setStatus(400)
+            self.error = ('A comment needs a text of at most %d characters '
+                          'and an author of at most %d.'
+                          % (MAX_TEXT, MAX_AUTHOR))
+            return self.template()
+        self.context.add_comment(author, text)
+        return self.redirect(self.url() + '#comments')
+
+
+class EditPage(SampleView):
+    """Change a page's title and body (zope.ManageContent)."""
+
+    template = ViewPageTemplateFile('templates/edit.pt')
+    error = ''
+
+    def __call__(self, title=None, body=None):
+        if self.request.method != 'POST':
+            return self.template()
+        title, body = (title or '').strip(), body or ''
+        if not title or len(title) > 200 or len(body) > 20000:
+            self.request.response.setStatus(400)
+            self.error = ('A page needs a title of at most 200 characters '
+                          'and a body of at most 20000.')
+            return self.template()
+        self.context.title = title
+        self.context.body = body
+        return self.redirect(self.url())
+
+
+class Search(SampleView):
+    """Titles containing the words of ``q`` (case-insensitive), below
+    the context."""
+
+    template = ViewPageTemplateFile('templates/search.pt')
+
+    def __call__(self, q=''):
+        self.query = q.strip()
+        self.found = self.search(self.query)
+        return self.template()
+
+    def count(self):
+        return len(self.found)
+
+    def search(self, query):
+        words = query.casefold().split()
+        if not words:
+            return []
+        found = []
+        for ob in walk(self.context, SEARCH_DEPTH):
+            title = ob.title
+            if all(word in title.casefold() for word in words):
+                found.append({'title': title, 'url': self.url(ob)})
+                if len(found) >= SEARCH_LIMIT:
+                    break
+        return found
+
+
+def walk(container, depth):
+    """Titled objects below ``container``, depth first, by name."""
+    for name, ob in sorted(container.items()):
+        if ITitled.providedBy(ob):
+            yield ob
+        if depth > 1 and IReadContainer.providedBy(ob):
+            yield from walk(ob, depth - 1)
+
+
+class CounterView(SampleView):
+    """The counter's value, as text."""
+
+    def __call__(self):
+        self.request.response.setHeader('Content-Type',
+                                        'text/plain;charset=utf-8')
+        return str(self.context.value)
+
+
+class Increment(CounterView):
+    """POST: add one to the counter; answer the new value, as text."""
+
+    def __call__(self):
+        require_post(self.context, self.request)
+        self.request.response.setHeader('Content-Type',
+                                        'text/plain;charset=utf-8')
+        return str(self.context.increment())
+
+
+class NotFoundPage(SampleView):
+    """The site's 404 page (the exception view of NotFound)."""
+
+    template = ViewPageTemplateFile('templates/notfound.pt')
+
+    def title(self):
+        return 'Not found'
+
+    def __call__(self):
+        self.request.response.setStatus(404)
+        return self.template()

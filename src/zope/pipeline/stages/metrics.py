@@ -1,0 +1,324 @@
+"""metrics: time, bytes, blocks, status, attempts and view of every request.
+
+The outermost stage.  It measures each request from entering the pipeline
+until ``close()`` of the body it returns (so streaming counts), and counts
+the bytes and blocks the server gets through the body and through the
+``write()`` callable.  The request's ``Record`` goes into the environ
+(``zope.pipeline.metrics.record``); the retry stage copies the environ per
+attempt, but shallowly, so every attempt's environ holds the same record,
+and the small inner stage ``metrics_view`` (just around ``call``) copies
+the published view's name into it.  Attempts come from
+``zope.pipeline.attempt`` after the response and, for attempts that end
+in the retry stage's own 503, from its ``IBeforeRetry`` event.
+
+The body is wrapped so that ``close()`` is forwarded exactly once, but:
+
+- a list body (an error page made by an outer stage) is counted at once
+  and returned as it is, so the server still sees a list: it has no
+  ``close()`` to wait for, and its time ends when the pipeline returns;
+- a ``wsgi.file_wrapper`` body is returned as it is, so the server can
+  still send the file with ``sendfile``; it is counted at once, its bytes
+  from ``Content-Length`` and its time ending when the pipeline returns
+  (the trade-off: the transfer itself is not timed).
+
+Everything else (aggregation, exporting) happens after ``close()``, in
+the background (see ``zope.pipeline.metrics``).  The stage also answers
+the Prometheus endpoint (``metrics.path``, default ``/_metrics``) for
+clients in ``metrics.allow``; anyone else's request for that path goes on
+down the pipeline like any other.
+"""
+
+import hashlib
+import ipaddress
+import os
+import tempfile
+import time
+
+from zope.component import provideUtility
+from zope.interface import Interface
+from zope.schema import ASCIILine
+from zope.schema import Bool
+from zope.schema import Float
+from zope.schema import Int
+from zope.schema import TextLine
+
+from zope.pipeline import environ as keys
+from zope.pipeline.metrics import IMetricsRuntime
+from zope.pipeline.metrics import RECORD_KEY
+from zope.pipeline.metrics import modwsgi as modwsgi_server
+from zope.pipeline.metrics import prometheus
+from zope.pipeline.metrics.collector import Collector
+from zope.pipeline.metrics.group import GroupState
+from zope.pipeline.metrics.histogram import DEFAULT_BOUNDS
+from zope.pipeline.metrics.histogram import parse_bounds
+from zope.pipeline.metrics.runtime import MetricsRuntime
+from zope.pipeline.metrics.statsd import StatsdExporter
+from zope.pipeline.metrics.statsd import parse_address
+from zope.pipeline.wsgi import close_iterable
+
+#: Server threads assumed per process when neither the setting nor
+#: mod_wsgi says (waitress's default).
+DEFAULT_THREADS = 4
+
+
+class IMetricsSettings(Interface):
+
+    step = Float(title='Seconds per aggregation step (steps are aligned '
+                       'to the epoch)', default=10.0, min=1.0)
+    rows = Int(title='Steps kept in memory per process', default=360,
+               min=2)
+    heartbeat = Float(title='Longest gap between samples before time '
+                            'counts as unknown; 0 for twice the step',
+                      default=0.0, min=0.0)
+    threads = Int(title='Server threads per process (capacity); 0 to ask '
+                        'mod_wsgi, else 4', default=0, min=0)
+    path = ASCIILine(title='Path of the Prometheus endpoint',
+                     default='/_metrics')
+    allow = ASCIILine(title='Client addresses or networks (space '
+                            'separated) the endpoint answers',
+                      default='127.0.0.0/8 ::1')
+    state_dir = TextLine(
+        title='Directory the processes of a group share their numbers in; '
+              "'' for this process only (automatic under mod_wsgi)",
+        default='', required=False)
+    statsd = ASCIILine(title="statsd host:port; '' for no statsd",
+                       default='', required=False)
+    statsd_prefix = ASCIILine(title='Prefix of statsd names',
+                              default='zope.pipeline')
+    buckets = ASCIILine(
+        title='Upper bounds in seconds of the Prometheus duration histogram',
+        default=' '.join(repr(bound) for bound in DEFAULT_BOUNDS))
+    flush_interval = Float(title='Seconds between background exports',
+                           default=1.0, min=0.01)
+    chart_steps = Int(title='Steps shown by the admin page and shared in '
+                            'state files', default=60, min=2)
+    modwsgi = Bool(title="Read mod_wsgi's own request metrics too, where "
+                         'mod_wsgi is the server', default=True)
+
+
+environ_keys = {
+    RECORD_KEY: 'written: the Record of this request (shared by attempts)',
+    keys.ATTEMPT: 'read after the response: the final attempt',
+    'wsgi.file_wrapper': 'read: its instances are passed through',
+}
+
+
+def check_settings(path, allow, statsd, buckets):
+    """Convert the settings the schema cannot; fail naming the ini key."""
+    from zope.configuration.exceptions import ConfigurationError
+    if not path.startswith('/'):
+        raise ConfigurationError("metrics.path must start with '/': %r"
+                                 % path)
+    try:
+        networks = tuple(ipaddress.ip_network(item, strict=False)
+                         for item in allow.split())
+    except ValueError as exc:
+        raise ConfigurationError('metrics.allow: %s' % exc) from None
+    try:
+        bounds = parse_bounds(buckets)
+    except ValueError as exc:
+        raise ConfigurationError('metrics.buckets: %s' % exc) from None
+    try:
+        if statsd:
+            parse_address(statsd)
+    except ValueError as exc:
+        raise ConfigurationError('metrics.statsd: %s' % exc) from None
+    return networks, bounds
+
+
+def group_directory(state_dir):
+    """The state directory: the setting, or one per mod_wsgi group."""
+    if state_dir:
+        return state_dir
+    module = modwsgi_server.server_module()
+    if module is None:
+        return None
+    group = '%s-%d' % (getattr(module, 'process_group', '') or 'embedded',
+                       os.getppid())
+    digest = hashlib.sha1(group.encode('utf-8')).hexdigest()[:12]
+    return os.path.join(tempfile.gettempdir(),
+                        'zope.pipeline-metrics-%d-%s' % (os.getuid(), digest))
+
+
+def account_list(record, body):
+    for chunk in body:
+        if chunk:
+            record.bytes += len(chunk)
+            record.blocks += 1
+
+
+def content_length(headers):
+    for name, value in headers:
+        if name.lower() == 'content-length' and value.strip().isdigit():
+            return int(value)
+    return 0
+
+
+class MeteredBody:
+    """The body as the server sees it: counts blocks and bytes, and hands
+    the record over when ``close()`` is called (forwarded exactly once)."""
+
+    __slots__ = ('_iterable', '_iterator', '_record', '_finish', '_clock')
+
+    def __init__(self, iterable, record, finish, clock):
+        self._iterable = iterable
+        self._iterator = None
+        self._record = record
+        self._finish = finish
+        self._clock = clock
+
+    def __iter__(self):
+        self._iterator = iter(self._iterable)
+        return self
+
+    def __next__(self):
+        chunk = next(self._iterator)
+        if chunk:
+            record = self._record
+            record.bytes += len(chunk)
+            record.blocks += 1
+        return chunk
+
+    def close(self):
+        finish, self._finish = self._finish, None
+        if finish is None:
+            return
+        try:
+            close_iterable(self._iterable)
+        finally:
+            finish(self._record, self._clock())
+
+
+class MetricsStage:
+    """Measure every request; answer the Prometheus endpoint."""
+
+    settings_schema = IMetricsSettings
+    environ_keys = environ_keys
+
+    def __init__(self, next_app, step=10.0, rows=360, heartbeat=0.0,
+                 threads=0, path='/_metrics', allow='127.0.0.0/8 ::1',
+                 state_dir='', statsd='', statsd_prefix='zope.pipeline',
+                 buckets=IMetricsSettings['buckets'].default,
+                 flush_interval=1.0, chart_steps=60, modwsgi=True,
+                 clock=time.time):
+        self.next_app = next_app
+        self.path = path
+        self.networks, bounds = check_settings(path, allow, statsd, buckets)
+        self.clock = clock
+        self.collector = Collector(
+            step, rows, threads or modwsgi_threads(modwsgi), heartbeat,
+            bounds, clock)
+        directory = group_directory(state_dir)
+        self.runtime = MetricsRuntime(
+            self.collector,
+            GroupState(directory) if directory else None,
+            StatsdExporter(statsd, statsd_prefix) if statsd else None,
+            modwsgi, flush_interval, chart_steps)
+        provideUtility(self.runtime, IMetricsRuntime)
+
+    def allowed(self, environ):
+        try:
+            address = ipaddress.ip_address(environ.get('REMOTE_ADDR', ''))
+        except ValueError:
+            return False
+        return any(address in network for network in self.networks)
+
+    def __call__(self, environ, start_response):
+        if not self.runtime.running:
+            self.runtime.start()
+        if environ.get('PATH_INFO') == self.path and \
+                environ.get('REQUEST_METHOD') in ('GET', 'HEAD') and \
+                self.allowed(environ):
+            return self.expose(environ, start_response)
+        clock = self.clock
+        collector = self.collector
+        record = collector.begin(clock())
+        environ[RECORD_KEY] = record
+
+        def metered_start_response(status, headers, exc_info=None):
+            record.status = status
+            record.headers = headers
+            write = start_response(status, headers, exc_info)
+
+            def metered_write(data):
+                if data:
+                    record.bytes += len(data)
+                    record.blocks += 1
+                return write(data)
+            return metered_write
+
+        try:
+            result = self.next_app(environ, metered_start_response)
+        except BaseException:
+            if not record.status:
+                record.status = '500 Internal Server Error'
+            collector.finish(record, clock())
+            raise
+        attempt = environ.get(keys.ATTEMPT)
+        if attempt is not None and attempt > record.attempt:
+            record.attempt = attempt
+        if type(result) is list:
+            account_list(record, result)
+            collector.finish(record, clock())
+            return result
+        wrapper = environ.get('wsgi.file_wrapper')
+        if wrapper is not None and isinstance(wrapper, type) and \
+                isinstance(result, wrapper):
+            record.bytes = content_length(record.headers)
+            record.blocks = 1
+            collector.finish(record, clock())
+            return result
+        return MeteredBody(result, record, collector.finish, clock)
+
+    def expose(self, environ, start_response):
+        body = prometheus.render(self.runtime.group_snapshot()).encode(
+            'utf-8')
+        start_response('200 OK', [
+            ('Content-Type', prometheus.CONTENT_TYPE),
+            ('Content-Length', str(len(body))),
+            ('Cache-Control', 'no-store')])
+        return [] if environ['REQUEST_METHOD'] == 'HEAD' else [body]
+
+
+def modwsgi_threads(use_modwsgi):
+    if not use_modwsgi:
+        return DEFAULT_THREADS
+    return modwsgi_server.threads_per_process(DEFAULT_THREADS)
+
+
+def count_retry(event):
+    """IBeforeRetry subscriber: the record learns of every new attempt,
+    even when the last one ends in the retry stage's own 503."""
+    record = event.environ.get(RECORD_KEY)
+    if record is not None and record.attempt <= event.attempt:
+        record.attempt = event.attempt + 1
+
+
+class IMetricsViewSettings(Interface):
+    """metrics_view has no settings."""
+
+
+class MetricsViewStage:
+    """metrics_view: copy the published view's name to the record.
+
+    Registered just around ``call`` (which sets ``zope.pipeline.view`` in
+    this attempt's environ copy), so the outer metrics stage learns which
+    view was published without the call stage knowing about metrics.
+    """
+
+    settings_schema = IMetricsViewSettings
+    environ_keys = {
+        keys.VIEW_NAME: 'read: copied to the metrics record',
+        RECORD_KEY: 'read: the record of the metrics stage',
+    }
+
+    def __init__(self, next_app):
+        self.next_app = next_app
+
+    def __call__(self, environ, start_response):
+        try:
+            return self.next_app(environ, start_response)
+        finally:
+            record = environ.get(RECORD_KEY)
+            if record is not None:
+                record.view = environ.get(keys.VIEW_NAME)

@@ -1,0 +1,1 @@
+"""Tests that look at pages as a person would: headless Chromium."""

@@ -1,0 +1,146 @@
+"""The metrics admin page in headless Chromium, with a screenshot.
+
+The page is served by waitress on 127.0.0.1 from the full pipeline, over
+ten minutes of synthetic history (three views with changing load and
+latency, retries, a stretch of unknown steps, and mod_wsgi's utilisation
+beside ours).  Chromium renders it twice: once to dump the DOM it built,
+once to save ``test-artifacts/metrics-page.png``.
+"""
+
+import math
+import os
+import random
+import shutil
+import struct
+import subprocess
+import threading
+import time
+import zlib
+
+import pytest
+import waitress.server
+
+from zope.pipeline.metrics.collector import Collector
+
+from conftest import ROOT
+from conftest import need
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCREENSHOT = os.path.join(ROOT, 'test-artifacts', 'metrics-page.png')
+
+CHROMIUM_FLAGS = ('--headless', '--no-sandbox', '--disable-gpu',
+                  '--disable-quic', '--no-first-run',
+                  '--disable-background-networking',
+                  '--disable-component-update', '--disable-sync',
+                  '--hide-scrollbars', '--window-size=1580,1250')
+
+#: (view, requests per second at the peak, median latency in seconds).
+VIEWS = (('Folder:index.html', 12.0, 0.008), ('Document:edit.html', 3.0,
+                                              0.04),
+         ('File:download', 0.6, 0.35))
+
+
+class FakeClock:
+
+    def __init__(self, now):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+
+def synthetic_history(end, steps=60, step=10.0, threads=4):
+    """A collector holding ``steps`` steps of made-up load before ``end``."""
+    generator = random.Random(42)
+    start = math.floor(end / step) * step - steps * step
+    clock = FakeClock(start)
+    collector = Collector(step=step, threads=threads, clock=clock)
+    for index in range(steps):
+        moment = start + index * step
+        if 38 <= index < 41:            # the process was stopped: unknown
+            continue
+        wave = 0.55 + 0.45 * math.sin(index / 7.0)
+        for view, peak, median in VIEWS:
+            for _ in range(int(peak * wave * step)):
+                begin = moment + generator.uniform(0, step - 0.5)
+                duration = generator.lognormvariate(
+                    math.log(median * (0.6 + wave)), 0.5)
+                record = collector.begin(begin)
+                record.view = view
+                record.status = '200 OK'
+                record.bytes = 2000
+                record.attempt = 2 if generator.random() < 0.04 * wave else 1
+                collector.finish(record, begin + duration)
+        collector.advance(moment + step)
+        ours = collector.utilization(moment)
+        if ours is not None:
+            # mod_wsgi also counts the time before and after the pipeline.
+            collector.add_server_utilization(moment, moment + step,
+                                             ours * 1.15 + 0.02, threads)
+    return collector
+
+
+def install(publisher, collector):
+    """Let the publisher's metrics stage go on from ``collector``."""
+    stage = publisher.outer.stages[0].app
+    collector.clock = time.time
+    stage.clock = time.time
+    stage.collector = stage.runtime.collector = collector
+
+
+@pytest.fixture
+def server(clean_zope):
+    from zope.pipeline.app import make_app
+    publisher = make_app(os.path.join(HERE, 'site.zcml'), {
+        'metrics': {'modwsgi': 'false', 'flush_interval': '3600'}})
+    install(publisher, synthetic_history(time.time()))
+    server = waitress.server.create_server(publisher, host='127.0.0.1',
+                                           port=0, threads=2)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    yield 'http://127.0.0.1:%s' % server.effective_port
+    server.close()
+    thread.join(5)
+
+
+def chromium(*arguments, user_data_dir):
+    executable = shutil.which('chromium') or shutil.which('chromium-browser')
+    need(executable, 'Debian package chromium is not installed')
+    command = [executable, *CHROMIUM_FLAGS,
+               '--user-data-dir=%s' % user_data_dir, *arguments]
+    return subprocess.run(command, capture_output=True, timeout=90,
+                          text=True, check=True)
+
+
+def png_size_and_colours(path):
+    """(width, height, distinct bytes of the decoded rows) of a PNG."""
+    with open(path, 'rb') as source:
+        data = source.read()
+    assert data[:8] == b'\x89PNG\r\n\x1a\n'
+    width, height = struct.unpack('>II', data[16:24])
+    position, pixels = 8, b''
+    while position < len(data):
+        length, kind = struct.unpack('>I4s', data[position:position + 8])
+        if kind == b'IDAT':
+            pixels += data[position + 8:position + 8 + length]
+        position += 12 + length
+    return width, height, len(set(zlib.decompress(pixels)))
+
+
+def test_the_metrics_page_renders_its_charts_in_chromium(server, tmp_path):
+    url = server + '/metrics.html'
+    dom = chromium('--dump-dom', url,
+                   user_data_dir=str(tmp_path / 'profile-dom')).stdout
+    assert dom.count('<svg') == 4
+    assert dom.count('<polyline') > 20
+    for label in ('Folder:index.html', 'p99 File:download', 'mod_wsgi',
+                  'all views'):
+        assert '>%s</text>' % label in dom
+    os.makedirs(os.path.dirname(SCREENSHOT), exist_ok=True)
+    if os.path.exists(SCREENSHOT):
+        os.unlink(SCREENSHOT)
+    chromium('--screenshot=%s' % SCREENSHOT, url,
+             user_data_dir=str(tmp_path / 'profile-shot'))
+    width, height, colours = png_size_and_colours(SCREENSHOT)
+    assert (width, height) == (1580, 1250)
+    assert colours > 50      # charts, not a blank or error page

@@ -1,0 +1,132 @@
+"""Concurrency: 8 client threads each add one to a shared persistent
+counter 50 times, by HTTP POSTs to the full pipeline served by waitress
+(8 threads); every increment must count exactly once, no request may get a
+5xx, and the conflicts that happened are retried (and logged)."""
+
+import contextlib
+import http.client
+import logging
+import threading
+import time
+
+import pytest
+from conftest import need
+from webtest.http import StopableWSGIServer
+
+from zope.pipeline import storage
+
+from . import inner
+from .inner import mariadb
+
+CLIENTS = 8
+INCREMENTS = 50
+#: Wall-clock limit of one run (the clients' sockets time out before).
+DEADLINE = 240
+import os
+BACKOFF = os.environ.get("XB", "0.005")
+ATTEMPTS = os.environ.get("XA", "4")
+
+
+@contextlib.contextmanager
+def served(app, threads=8):
+    """Serve ``app`` with waitress on a free port of 127.0.0.1 in a
+    background thread; yield the port."""
+    server = StopableWSGIServer(app, host='127.0.0.1', port=0,
+                                threads=threads)
+    server.runner = threading.Thread(target=server.run, daemon=True)
+    server.runner.start()
+    try:
+        yield server.effective_port
+    finally:
+        server.shutdown()
+        server.runner.join(timeout=10)
+
+
+def increment_many(port, times, statuses, deadline):
+    """POST ``times`` increments over one keep-alive connection."""
+    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=60)
+    try:
+        for _ in range(times):
+            if time.monotonic() > deadline:
+                statuses.append('deadline')
+                return
+            connection.request('POST', '/counter/@@increment', body=b'',
+                               headers={'Content-Length': '0'})
+            response = connection.getresponse()
+            response.read()
+            statuses.append(response.status)
+    except (OSError, http.client.HTTPException) as error:
+        statuses.append(repr(error))
+    finally:
+        connection.close()
+
+
+def run_clients(port):
+    """Run the clients; return every status they got, by client."""
+    deadline = time.monotonic() + DEADLINE
+    statuses = [[] for _ in range(CLIENTS)]
+    clients = [threading.Thread(target=increment_many,
+                                args=(port, INCREMENTS, mine, deadline))
+               for mine in statuses]
+    for client in clients:
+        client.start()
+    for client in clients:
+        client.join(timeout=DEADLINE + 60)
+    assert not any(client.is_alive() for client in clients)
+    return [status for mine in statuses for status in mine]
+
+
+def counter_value(port):
+    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=30)
+    try:
+        connection.request('GET', '/counter/@@value')
+        return int(connection.getresponse().read())
+    finally:
+        connection.close()
+
+
+def retried_conflicts(caplog):
+    return [record for record in caplog.records
+            if record.name == 'zope.pipeline.retry'
+            and record.levelno == logging.INFO
+            and 'ConflictError' in record.getMessage()]
+
+
+def hammer(make_testapp, tmp_path, caplog, config):
+    """Run the clients against the pipeline on ``config``; check the
+    counter and the statuses; return the number of retried conflicts."""
+    caplog.set_level(logging.INFO, logger='zope.pipeline.retry')
+    # the deployed retry settings (the other tests turn the backoff off)
+    app = inner.build(make_testapp, tmp_path, open_root__zodb_config=config,
+                      retry__backoff=BACKOFF, retry__attempts=ATTEMPTS)
+    with served(app.app) as port:
+        statuses = run_clients(port)
+        value = counter_value(port)
+    import collections; print('STATS', collections.Counter(map(str, statuses)), value, len(retried_conflicts(caplog)))
+    assert len(statuses) == CLIENTS * INCREMENTS
+    assert sorted(set(statuses), key=str) == [200]
+    assert value == CLIENTS * INCREMENTS
+    assert inner.read(lambda root: root['counter'].value, config) == value
+    conflicts = retried_conflicts(caplog)
+    print('%d conflicts retried for %d increments'
+          % (len(conflicts), value))
+    return len(conflicts)
+
+
+@pytest.mark.integration
+def test_concurrent_increments_on_sqlite_count_exactly_once_without_5xx(
+        make_testapp, tmp_path, caplog):
+    config = inner.sqlite_config(tmp_path)
+    hammer(make_testapp, tmp_path, caplog, config)
+
+
+@pytest.mark.integration
+def test_concurrent_increments_on_mariadb_count_exactly_once_without_5xx(
+        make_testapp, tmp_path, caplog):
+    need(mariadb.available(), 'MariaDB is not running on this machine')
+    with mariadb.scratch_database() as name:
+        config = inner.mysql_config(tmp_path, name)
+        try:
+            hammer(make_testapp, tmp_path, caplog, config)
+        finally:
+            storage.close_all()

@@ -1,0 +1,183 @@
+"""The fix_relative_links stage: the base tag of pages whose URL does not
+name them (default views, :method), on string and streamed bodies, and the
+redirect mode."""
+
+import os
+
+import pytest
+
+from fixtures.testing import call_wsgi
+from fixtures.testing import classic_app
+from fixtures.views import PROBE
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WITHOUT_STAGE = os.path.join(HERE, 'without_fix_relative_links.zcml')
+
+
+@pytest.fixture
+def app(make_testapp):
+    return classic_app(make_testapp)
+
+
+def base_tag(url):
+    return b'<head>\n<base href="' + url.encode() + b'" />\n'
+
+
+# -- when a base is inserted
+
+def test_base_is_inserted_after_head_for_a_folder_default_view(app):
+    response = app.get('/folder')
+    assert base_tag('http://localhost/folder/@@index.html') in response.body
+    assert response.body.count(b'<base') == 1
+
+
+def test_base_is_inserted_after_head_for_a_document_default_view(app):
+    response = app.get('/folder/doc')
+    assert response.body.startswith(
+        b'<html>\n' + base_tag('http://localhost/folder/doc/index.html') +
+        b'\n<title>Hello</title>')
+
+
+def test_base_is_inserted_for_a_method_suffix(app):
+    response = app.post('/folder/doc', {'index.html:method': ''})
+    assert base_tag('http://localhost/folder/doc/index.html') in response.body
+
+
+@pytest.mark.parametrize('path', ['/folder/', '/folder/doc/index.html',
+                                  '/folder/doc/@@index.html', '/'])
+def test_no_base_when_the_url_names_the_page(app, path):
+    assert b'<base' not in app.get(path).body
+
+
+def test_content_length_counts_the_base_tag(app):
+    response = app.get('/folder/doc')
+    assert int(response.headers['Content-Length']) == len(response.body)
+    plain = app.get('/folder/doc/index.html')
+    inserted = len(b'\n<base href="http://localhost/folder/doc/index.html"'
+                   b' />\n')
+    assert len(response.body) == len(plain.body) + inserted
+
+
+def test_no_base_when_the_page_has_its_own(app):
+    response = app.post('/folder/doc', {'own-base.html:method': ''})
+    assert response.body.count(b'<base') == 1
+    assert b'<base href="http://elsewhere/" />' in response.body
+
+
+def test_no_base_in_a_body_that_is_not_html(app):
+    response = app.post('/folder/doc', {'not-html.html:method': ''})
+    assert response.body == b'<head>not html</head>'
+    assert response.content_type == 'text/plain'
+
+
+def test_untyped_html_is_guessed_with_a_warning_and_gets_a_base(app):
+    response = app.post('/folder/doc', {'untyped.html:method': ''})
+    assert response.headers['Content-Type'] == 'text/html'
+    assert response.headers['X-Content-Type-Warning'] == \
+        'guessed from content'
+    assert base_tag('http://localhost/folder/doc/untyped.html') in \
+        response.body
+    assert int(response.headers['Content-Length']) == len(response.body)
+
+
+def test_virtual_host_urls_are_the_base(app):
+    response = app.get('/++vh++https:example.com:443/++/folder')
+    assert base_tag('https://example.com/folder/@@index.html') in \
+        response.body
+
+
+def test_error_pages_get_no_base(app):
+    response = app.get('/folder/doc/fail.html', status=409)
+    assert b'<base' not in response.body
+
+
+# -- streamed bodies
+
+def test_streamed_html_gets_its_base_from_the_first_chunks_only(app):
+    started, body = call_wsgi(app.app, '/folder/streamed')
+    try:
+        first = next(iter(body))
+        # Two of the eleven chunks make the head: nothing else was read.
+        assert PROBE.produced == 2
+        assert first == (b'<html><head>\n<base href="http://127.0.0.1/'
+                         b'folder/streamed/stream.html" />\n'
+                         b'<title>Streamed</title></head><body>')
+        assert started.status == '200 Ok'
+        rest = b''.join(body)
+    finally:
+        body.close()
+    assert PROBE.produced == 11
+    assert rest.endswith(b'</body></html>')
+
+
+def test_streamed_html_with_a_length_gets_the_length_recomputed(app):
+    response = app.get('/folder/streamed?with_length:boolean=1')
+    assert b'<base href="http://localhost/folder/streamed/stream.html" />' \
+        in response.body
+    assert int(response.headers['Content-Length']) == len(response.body)
+
+
+def test_streamed_html_without_content_type_is_guessed(app):
+    started, body = call_wsgi(app.app, '/folder/streamed',
+                              query='untyped:boolean=1&with_length:boolean=1')
+    try:
+        data = b''.join(body)
+    finally:
+        body.close()
+    assert started.header('Content-Type') == 'text/html'
+    assert started.header('X-Content-Type-Warning') == 'guessed from content'
+    assert int(started.header('Content-Length')) == len(data)
+    assert b'<base href=' in data
+
+
+def test_streamed_head_reads_the_head_and_closes_the_stream(app):
+    get = app.get('/folder/streamed?with_length:boolean=1')
+    head = app.head('/folder/streamed?with_length:boolean=1')
+    assert head.body == b''
+    assert head.headers['Content-Length'] == get.headers['Content-Length']
+    assert PROBE.produced == 2
+    assert PROBE.closed == 1
+
+
+# -- without the stage
+
+def test_without_the_stage_no_base_is_inserted(make_testapp):
+    app = classic_app(make_testapp, WITHOUT_STAGE)
+    response = app.get('/folder/doc')
+    assert b'<h1>Hello</h1>' in response.body
+    assert b'<base' not in response.body
+    assert b'<base' not in app.get('/folder/streamed').body
+
+
+# -- redirect mode
+
+@pytest.fixture
+def redirecting(make_testapp):
+    return classic_app(make_testapp,
+                       fix_relative_links={'mode': 'redirect'})
+
+
+def test_redirect_mode_redirects_a_default_view_to_the_trailing_slash(
+        redirecting):
+    response = redirecting.get('/folder', status=301)
+    assert response.headers['Location'] == 'http://localhost/folder/'
+    response = redirecting.get('/folder/doc?x=1', status=301)
+    assert response.headers['Location'] == 'http://localhost/folder/doc/?x=1'
+    response = redirecting.head('/folder', status=301)
+    assert response.headers['Location'] == 'http://localhost/folder/'
+
+
+def test_redirect_mode_serves_the_slashed_url_without_a_base(redirecting):
+    response = redirecting.get('/folder/')
+    assert b'<a href="doc">doc</a>' in response.body
+    assert b'<base' not in response.body
+    assert b'<h1>Hello</h1>' in redirecting.get('/folder/doc/').body
+
+
+def test_redirect_mode_still_inserts_a_base_where_it_cannot_redirect(
+        redirecting):
+    response = redirecting.post('/folder')
+    assert base_tag('http://localhost/folder/@@index.html') in response.body
+    response = redirecting.post('/folder/doc', {'index.html:method': ''})
+    assert base_tag('http://localhost/folder/doc/index.html') in \
+        response.body

@@ -1,0 +1,179 @@
+"""handle_error: exception views in the context of the failing object, the
+classic status codes, no tracebacks for the client unless in debug mode,
+error reporting, transient errors left to retry, and no error loops."""
+
+import logging
+
+import pytest
+import zope.error.error
+from zope.component.hooks import getSite
+
+from . import inner
+
+
+@pytest.fixture
+def app(make_testapp, tmp_path):
+    return inner.build(make_testapp, tmp_path)
+
+
+def error_records(caplog):
+    return [record for record in caplog.records
+            if record.name == 'zope.pipeline.error'
+            and record.levelno >= logging.ERROR]
+
+
+# -- exception views
+
+def test_exception_view_is_looked_up_in_the_context_of_the_failing_object(
+        app):
+    response = app.get('/folder/doc/@@fail?kind=inner', status=409)
+    assert response.text == 'inner error view: raised by fail on Document'
+    rendered = inner.view_records('inner-error')[0]
+    assert rendered['interaction'] is True
+    assert rendered['site_label'] == 'root'
+
+
+def test_local_exception_view_of_a_local_site_is_used_for_errors_there(app):
+    response = app.get('/site/doc/@@fail?kind=local', status=418)
+    assert response.text == 'local error view at fail'
+
+
+def test_local_exception_view_is_not_used_outside_its_site(app):
+    response = app.get('/folder/doc/@@fail?kind=local', status=500)
+    assert 'local error view' not in response.text
+    assert getSite() is None
+
+
+def test_error_raised_inside_the_error_view_gives_a_plain_500(app, caplog):
+    response = app.get('/folder/doc/@@fail?kind=broken', status=500)
+    assert response.content_type == 'text/plain'
+    assert response.text == 'Internal Server Error'
+    messages = [record.getMessage() for record in error_records(caplog)]
+    assert 'Error while rendering the error for /folder/doc/@@fail' in \
+        messages
+
+
+# -- status codes
+
+def test_traversal_to_a_missing_name_is_404(app):
+    response = app.get('/folder/missing', status=404)
+    assert '404 Not Found' in response.text
+
+
+def test_not_found_raised_by_a_view_is_404(app):
+    app.get('/folder/doc/@@fail?kind=notfound', status=404)
+
+
+def test_unauthorized_for_anonymous_is_401_with_the_basic_auth_challenge(
+        app):
+    response = app.get('/folder/doc/@@secret', status=401)
+    assert response.headers['WWW-Authenticate'] == 'basic realm="Zope"'
+    assert 'secret for' not in response.text
+
+
+def test_unauthorized_raised_by_a_view_for_anonymous_is_401(app):
+    response = app.get('/folder/doc/@@fail?kind=unauthorized', status=401)
+    assert response.headers['WWW-Authenticate'] == 'basic realm="Zope"'
+
+
+def test_unauthorized_for_an_authenticated_principal_is_403(app):
+    response = app.get('/folder/doc/@@secret', status=403,
+                       headers=inner.basic_auth('alice', 'alicepw'))
+    assert 'WWW-Authenticate' not in response.headers
+    # the principal the permission is granted to gets the page
+    app.get('/folder/doc/@@secret', status=200,
+            headers=inner.basic_auth('bob', 'bobpw'))
+
+
+def test_unauthorized_at_a_local_site_is_challenged_by_its_authentication(
+        app):
+    response = app.get('/site/doc/@@secret', status=401)
+    assert response.headers['WWW-Authenticate'] == 'basic realm="local site"'
+
+
+@pytest.mark.parametrize('protocol, status', [('HTTP/1.0', 302),
+                                              ('HTTP/1.1', 303)])
+def test_redirect_exception_redirects_to_its_location(app, protocol, status):
+    response = app.get('/folder/doc/@@fail?kind=redirect', status=status,
+                       extra_environ={'SERVER_PROTOCOL': protocol})
+    assert response.headers['Location'] == \
+        'http://localhost/folder/doc/@@whoami'
+
+
+def test_bad_request_is_400(app):
+    response = app.get('/folder/doc/@@fail?kind=badrequest', status=400)
+    assert '400 Bad Request' in response.text
+
+
+def test_bad_form_input_is_400(app):
+    response = app.get('/folder/doc/@@whoami?number:int=abc', status=400,
+                       headers=inner.basic_auth('alice', 'alicepw'))
+    assert '400 Bad Request' in response.text
+
+
+def test_other_errors_are_500_without_a_traceback_but_logged(app, caplog):
+    response = app.get('/folder/doc/@@fail?kind=boom', status=500)
+    assert '500 Internal Server Error' in response.text
+    assert 'Traceback' not in response.text
+    assert 'boom' not in response.text
+    [record] = error_records(caplog)
+    assert record.getMessage() == 'GET /folder/doc/@@fail failed'
+    assert record.exc_info[0] is RuntimeError
+
+
+def test_client_errors_are_not_logged_as_errors(app, caplog):
+    app.get('/folder/missing', status=404)
+    app.get('/folder/doc/@@secret', status=401)
+    assert error_records(caplog) == []
+
+
+def test_debug_mode_shows_the_traceback_escaped(make_testapp, tmp_path):
+    app = inner.build(make_testapp, tmp_path, handle_error__debug='true')
+    response = app.get('/folder/doc/@@fail?kind=boom', status=500)
+    assert 'Traceback (most recent call last)' in response.text
+    assert 'RuntimeError: boom &lt;script&gt;' in response.text
+    assert '<script>' not in response.text
+
+
+@pytest.mark.parametrize('debug', ['false', 'true'])
+def test_error_pages_escape_what_they_echo(make_testapp, tmp_path, debug):
+    app = inner.build(make_testapp, tmp_path, handle_error__debug=debug)
+    response = app.get('/folder/%3Cscript%3Ealert(1)%3C%2Fscript%3E',
+                       status=404)
+    assert '<script>' not in response.text
+
+
+# -- reporting
+
+def test_error_reporting_utility_gets_server_errors_only(
+        make_testapp, tmp_path):
+    app = inner.build(make_testapp, tmp_path, inner.ERROR_REPORTING_ZCML)
+    utility = zope.error.error.globalErrorReportingUtility
+    app.get('/folder/doc/@@fail?kind=boom', status=500)
+    app.get('/folder/missing', status=404)
+    app.get('/folder/doc/@@fail?kind=badrequest', status=400)
+    entries = utility.getLogEntries()
+    assert [entry['type'] for entry in entries] == ['RuntimeError']
+    assert entries[0]['url'] == 'http://localhost/folder/doc/@@fail'
+
+
+# -- transient errors
+
+def test_transient_error_passes_up_to_retry_and_becomes_503_on_the_last_attempt(  # noqa: E501
+        make_testapp, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger='zope.pipeline.retry')
+    app = inner.build(make_testapp, tmp_path, retry__attempts='3')
+    response = app.get('/folder/doc/@@fail?kind=conflict', status=503)
+    assert response.headers['Retry-After'] == '1'
+    assert [seen['attempt'] for seen in inner.view_records('fail')] == [1, 2, 3]
+    retried = [record for record in caplog.records
+               if record.name == 'zope.pipeline.retry'
+               and record.levelno == logging.INFO]
+    assert len(retried) == 2
+
+
+def test_retry_after_of_a_503_is_a_setting(make_testapp, tmp_path):
+    app = inner.build(make_testapp, tmp_path, retry__attempts='1',
+                      handle_error__retry_after='7')
+    response = app.get('/folder/doc/@@fail?kind=conflict', status=503)
+    assert response.headers['Retry-After'] == '7'

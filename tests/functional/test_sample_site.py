@@ -1,0 +1,268 @@
+"""The sample site as etc/site.zcml deploys it, through the full pipeline
+(WebTest, with wsgiref.validate), on a database in memory."""
+
+import base64
+import os
+import re
+import shutil
+
+import pytest
+
+from tests.conftest import ROOT
+
+SITE_ZCML = os.path.join(ROOT, 'etc', 'site.zcml')
+POPULATE = 'zope.pipeline.sample.content.populate'
+ADMIN = ('admin', 'admin')
+
+
+def settings(debug_headers='true'):
+    return {'open_root': {'populate': POPULATE},
+            'debug_headers': {'enabled': debug_headers}}
+
+
+@pytest.fixture
+def app(make_testapp):
+    return make_testapp(SITE_ZCML, settings())
+
+
+def basic(login, password):
+    token = base64.b64encode(('%s:%s' % (login, password)).encode())
+    return {'HTTP_AUTHORIZATION': 'Basic ' + token.decode()}
+
+
+def item_titles(html):
+    return re.findall(r'<li><a href="[^"]*/item-\d+">([^<]*)</a></li>', html)
+
+
+# -- reading
+
+
+def test_folder_page_lists_the_titles_of_its_ten_items(app):
+    response = app.get('/folder/page')
+    assert response.status_int == 200
+    assert response.content_type == 'text/html'
+    assert '<title>A page with 10 items</title>' in response.text
+    assert item_titles(response.text) == [
+        'Item number %d' % number for number in range(1, 11)]
+    assert '/@@/zope.pipeline.sample/style.css' in response.text
+
+
+def test_home_lists_the_folder_and_the_counter(app):
+    response = app.get('/')
+    assert 'zope.pipeline sample site' in response.text
+    assert '<a href="http://localhost/folder">A folder of pages</a>' in \
+        response.text
+    assert 'href="http://localhost/counter"' in response.text
+
+
+def test_folder_lists_its_pages_by_title(app):
+    response = app.get('/folder')
+    assert 'About the sample site' in response.text
+    assert 'A page with 10 items' in response.text
+
+
+def test_item_shows_its_title_and_body(app):
+    response = app.get('/folder/page/item-03')
+    assert '<h1>Item number 3</h1>' in response.text
+    assert 'The body of item number 3.' in response.text
+
+
+# -- comments
+
+
+def test_comment_post_is_stored_and_the_client_is_sent_back_to_the_page(
+        app):
+    response = app.post('/folder/page/@@add-comment',
+                        {'author': 'Ann', 'text': 'First & <best>'})
+    assert response.status_int == 303
+    assert response.headers['Location'] == \
+        'http://localhost/folder/page#comments'
+    page = app.get('/folder/page').text
+    assert 'Comments (1)' in page
+    assert '<strong>Ann</strong>:' in page
+    assert 'First &amp; &lt;best&gt;' in page
+
+
+def test_comments_show_newest_first_and_count_all(app):
+    for number in range(12):
+        app.post('/folder/page/@@add-comment', {'text': 'note %d' % number})
+    page = app.get('/folder/page').text
+    assert 'Comments (12)' in page
+    shown = re.findall(r'note (\d+)', page)
+    assert shown == [str(number) for number in range(11, 1, -1)]
+    assert '<strong>anonymous</strong>' in page
+
+
+def test_comment_without_text_is_refused_with_400_and_not_stored(app):
+    response = app.post('/folder/page/@@add-comment',
+                        {'author': 'Ann', 'text': '   '}, status=400)
+    assert 'A comment needs a text' in response.text
+    assert 'Comments (0)' in app.get('/folder/page').text
+
+
+def test_comment_form_answers_get_with_405_allowing_post(app):
+    response = app.get('/folder/page/@@add-comment', status=405)
+    assert response.headers['Allow'] == 'POST'
+
+
+# -- search
+
+
+def test_search_finds_the_titles_containing_every_word(app):
+    response = app.get('/@@search', {'q': 'NUMBER 1'})
+    assert re.findall(r'<li><a href="([^"]*)">([^<]*)</a></li>',
+                      response.text) == [
+        ('http://localhost/folder/page/item-01', 'Item number 1'),
+        ('http://localhost/folder/page/item-10', 'Item number 10')]
+    assert '2 results' in response.text
+
+
+def test_search_in_a_folder_looks_only_below_it(app):
+    response = app.get('/folder/@@search', {'q': 'about'})
+    assert 'http://localhost/folder/about' in response.text
+    assert '1 results' in response.text
+
+
+def test_search_without_words_lists_nothing(app):
+    response = app.get('/@@search', {'q': '  '})
+    assert 'results' not in response.text
+    assert 'name="q"' in response.text
+
+
+# -- editing
+
+
+def test_edit_view_challenges_anonymous_users_with_401(app):
+    response = app.get('/folder/page/@@edit', status=401)
+    assert response.headers['WWW-Authenticate'].lower().startswith('basic')
+
+
+def test_edit_view_refuses_a_wrong_password(app):
+    app.get('/folder/page/@@edit', extra_environ=basic('admin', 'wrong'),
+            status=401)
+
+
+def test_sample_admin_edits_a_page(app):
+    form = app.get('/folder/page/@@edit', extra_environ=basic(*ADMIN))
+    assert form.status_int == 200
+    assert 'value="A page with 10 items"' in form.text
+    response = app.post('/folder/page/@@edit',
+                        {'title': 'Renamed', 'body': 'New body'},
+                        extra_environ=basic(*ADMIN))
+    assert response.status_int == 303
+    page = app.get('/folder/page').text
+    assert '<h1>Renamed</h1>' in page
+    assert 'New body' in page
+
+
+def test_edit_without_a_title_is_refused_with_400(app):
+    response = app.post('/folder/page/@@edit', {'title': '', 'body': 'x'},
+                        extra_environ=basic(*ADMIN), status=400)
+    assert 'A page needs a title' in response.text
+    assert '<h1>A page with 10 items</h1>' in app.get('/folder/page').text
+
+
+def test_anonymous_post_to_edit_changes_nothing(app):
+    app.post('/folder/page/@@edit', {'title': 'Defaced'}, status=401)
+    assert 'Defaced' not in app.get('/folder/page').text
+
+
+# -- errors and static files
+
+
+def test_unknown_url_gets_the_sites_404_page(app):
+    response = app.get('/folder/no-such-page', status=404)
+    assert 'There is no page at this address' in response.text
+    assert 'action="http://localhost/@@search"' in response.text
+
+
+def test_stylesheet_is_served_from_the_resource_directory(app):
+    response = app.get('/@@/zope.pipeline.sample/style.css')
+    assert response.content_type == 'text/css'
+    assert b'font-family' in response.body
+
+
+def test_missing_resource_is_404(app):
+    app.get('/@@/zope.pipeline.sample/missing.css', status=404)
+
+
+# -- counter
+
+
+def test_counter_post_adds_one_and_get_shows_the_value(app):
+    assert app.get('/counter').text == '0'
+    assert app.post('/counter/@@increment').text == '1'
+    assert app.post('/counter/@@increment').text == '2'
+    assert app.get('/counter').text == '2'
+
+
+def test_counter_increment_refuses_get(app):
+    app.get('/counter/@@increment', status=405)
+    assert app.get('/counter').text == '0'
+
+
+# -- debug headers
+
+
+def test_debug_headers_name_the_serving_process_and_attempt(app):
+    response = app.get('/folder/page')
+    assert response.headers['X-Pipeline-Pid'] == str(os.getpid())
+    assert response.headers['X-Pipeline-Attempt'] == '1'
+
+
+def test_debug_headers_are_on_error_responses_too(app):
+    response = app.get('/nowhere', status=404)
+    assert response.headers['X-Pipeline-Pid'] == str(os.getpid())
+
+
+def test_without_debug_headers_responses_do_not_name_the_process(
+        make_testapp):
+    app = make_testapp(SITE_ZCML, settings(debug_headers='false'))
+    response = app.get('/folder/page')
+    assert 'X-Pipeline-Pid' not in response.headers
+    assert 'X-Pipeline-Attempt' not in response.headers
+
+
+# -- the deployment files
+
+
+def copy_etc(tmp_path):
+    etc = tmp_path / 'etc'
+    shutil.copytree(os.path.join(ROOT, 'etc'), etc)
+    return etc
+
+
+def test_deploy_ini_serves_the_sample_site_from_sqlite_in_var(
+        clean_zope, tmp_path):
+    import webtest
+
+    from zope.pipeline.commands.serve import load_application
+    from zope.pipeline.commands.serve import open_databases
+    etc = copy_etc(tmp_path)
+    application, publisher = load_application(str(etc / 'deploy.ini'))
+    open_databases(publisher)
+    assert (tmp_path / 'var' / 'main.sqlite3').exists()
+    response = webtest.TestApp(application, lint=True).get('/folder/page')
+    assert len(item_titles(response.text)) == 10
+    assert 'X-Pipeline-Pid' in response.headers
+
+
+def test_deploy_mysql_ini_names_the_mysql_storage(clean_zope):
+    from zope.pipeline.commands.init_db import mysql_target
+    from zope.pipeline.commands.init_db import zodb_config_of
+    path = zodb_config_of(os.path.join(ROOT, 'etc', 'deploy-mysql.ini'))
+    assert path == os.path.join(ROOT, 'etc', 'zodb-mysql.conf')
+    target = mysql_target(path)
+    assert (target['db'], target['user']) == ('zope_pipeline',
+                                              'zope_pipeline')
+
+
+@pytest.mark.parametrize('name', ['zodb-sqlite.conf', 'zodb-mysql.conf'])
+def test_storage_configurations_are_history_free_with_a_local_cache(name):
+    from zope.pipeline.storage import load_database_config
+    database = load_database_config(
+        os.path.join(ROOT, 'etc', name)).database[0]
+    storage = database.config.storage.config
+    assert storage.keep_history is False
+    assert storage.cache_local_mb > 0
+    assert database.config.pool_size >= 4

@@ -1,0 +1,351 @@
+"""What the integration tests share: scratch sites (an ini, its ZConfig and
+its var/ in a directory Apache's user can read), scratch MySQL databases,
+mod_wsgi servers started with `zope-pipeline serve --mod-wsgi` and always
+stopped, and ab.
+
+Everything listens on 127.0.0.1, on ports the kernel picked as free, and
+every wait is bounded.
+"""
+
+import contextlib
+import http.client
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from tests.conftest import ROOT
+from tests.conftest import need
+
+ZOPE_PIPELINE = os.path.join(os.path.dirname(sys.executable), 'zope-pipeline')
+MOD_WSGI_EXPRESS = os.path.join(os.path.dirname(sys.executable),
+                                'mod_wsgi-express')
+MYSQL_SOCKET = '/run/mysqld/mysqld.sock'
+PAGE = '/folder/page'
+
+SQLITE_ZCONFIG = '''\
+%%import relstorage
+<zodb main>
+  pool-size 8
+  <relstorage>
+    keep-history false
+    cache-local-mb 16
+    <sqlite3>
+      data-dir %(var)s
+    </sqlite3>
+  </relstorage>
+</zodb>
+'''
+
+MYSQL_ZCONFIG = '''\
+%%import relstorage
+<zodb main>
+  pool-size 8
+  <relstorage>
+    keep-history false
+    cache-local-mb 16
+    cache-local-dir %(var)s/relstorage-cache
+    <mysql>
+      driver MySQLdb
+      host 127.0.0.1
+      port 3306
+      db %(db)s
+      user %(db)s
+      passwd %(password)s
+    </mysql>
+  </relstorage>
+</zodb>
+'''
+
+INI = '''\
+[app:main]
+use = egg:zope.pipeline#main
+site_zcml = %(etc)s/site.zcml
+open_root.zodb_config = %%(here)s/zodb.conf
+open_root.populate = zope.pipeline.sample.content.populate
+debug_headers.enabled = true
+
+[loggers]
+keys = root, zope_pipeline
+
+[handlers]
+keys = stderr
+
+[formatters]
+keys = plain
+
+[logger_root]
+level = WARNING
+handlers = stderr
+
+[logger_zope_pipeline]
+level = INFO
+handlers =
+qualname = zope.pipeline
+
+[handler_stderr]
+class = StreamHandler
+args = (sys.stderr,)
+formatter = plain
+
+[formatter_plain]
+format = %%(levelname)s [%%(name)s] pid %%(process)d: %%(message)s
+'''
+
+
+# -- what the machine has
+
+
+def have_mod_wsgi():
+    return os.path.exists(MOD_WSGI_EXPRESS) and bool(
+        shutil.which('apache2') or shutil.which('httpd'))
+
+
+def need_mod_wsgi():
+    need(have_mod_wsgi(), 'Apache and mod_wsgi-express are not installed')
+
+
+def need_ab():
+    need(shutil.which('ab') is not None, 'ab (apache2-utils) is missing')
+
+
+def mysql_admin():
+    """A connection as the MySQL administrator, or None."""
+    try:
+        import MySQLdb
+        return MySQLdb.connect(user='root', unix_socket=MYSQL_SOCKET)
+    except Exception:  # noqa: B902 - any failure means "no server here"
+        return None
+
+
+def need_mysql():
+    connection = mysql_admin()
+    need(connection is not None,
+         'no MySQL/MariaDB server at %s for root' % MYSQL_SOCKET)
+    connection.close()
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return probe.getsockname()[1]
+
+
+# -- scratch sites
+
+
+class Site:
+    """An ini and its ZConfig in a directory Apache's user can read."""
+
+    def __init__(self, directory, zconfig_text):
+        self.directory = directory
+        self.var = os.path.join(directory, 'var')
+        self.ini = os.path.join(directory, 'site.ini')
+        self.zconfig = os.path.join(directory, 'zodb.conf')
+        with open(self.zconfig, 'w') as stream:
+            stream.write(zconfig_text)
+        with open(self.ini, 'w') as stream:
+            stream.write(INI % {'etc': os.path.join(ROOT, 'etc')})
+
+
+@contextlib.contextmanager
+def scratch_directory():
+    directory = tempfile.mkdtemp(prefix='zope-pipeline-it-', dir='/tmp')
+    os.chmod(directory, 0o755)
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def sqlite_site():
+    with scratch_directory() as directory:
+        var = os.path.join(directory, 'var')
+        yield Site(directory, SQLITE_ZCONFIG % {'var': var})
+
+
+@contextlib.contextmanager
+def mysql_database():
+    """A scratch database and user (same name); dropped afterwards."""
+    name = 'zp_it_%s' % secrets.token_hex(4)
+    password = secrets.token_hex(8)
+    yield {'db': name, 'password': password}
+    admin = mysql_admin()
+    if admin is None:
+        return
+    try:
+        cursor = admin.cursor()
+        cursor.execute('DROP DATABASE IF EXISTS `%s`' % name)
+        for host in ('localhost', '127.0.0.1'):
+            cursor.execute("DROP USER IF EXISTS '%s'@'%s'" % (name, host))
+    finally:
+        admin.close()
+
+
+def mysql_site(directory, database):
+    var = os.path.join(directory, 'var')
+    return Site(directory, MYSQL_ZCONFIG % dict(database, var=var))
+
+
+def zope_pipeline(*args, timeout=60):
+    """Run the zope-pipeline command; return the finished process."""
+    return subprocess.run([ZOPE_PIPELINE] + [str(arg) for arg in args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+# -- HTTP
+
+
+def request(port, path, method='GET', body=None, timeout=30, headers=None):
+    """(status, headers dict, body text) of one request."""
+    connection = http.client.HTTPConnection('127.0.0.1', port,
+                                            timeout=timeout)
+    try:
+        connection.request(method, path, body=body, headers=headers or {})
+        response = connection.getresponse()
+        return (response.status, dict(response.getheaders()),
+                response.read().decode('utf-8', 'replace'))
+    finally:
+        connection.close()
+
+
+def item_titles(html):
+    return re.findall(r'<li><a href="[^"]*/item-\d+">([^<]*)</a></li>', html)
+
+
+# -- mod_wsgi servers
+
+
+class ModWsgiServer:
+    """`zope-pipeline serve INI --mod-wsgi` in its own session."""
+
+    def __init__(self, site, processes=2, threads=2, port=None, extra=()):
+        self.site = site
+        self.processes = processes
+        self.threads = threads
+        self.port = port or free_port()
+        self.server_root = os.path.join(site.directory,
+                                        'apache-%d' % self.port)
+        self.log_path = os.path.join(site.directory,
+                                     'server-%d.log' % self.port)
+        self.extra = list(extra)
+        self.process = None
+
+    @property
+    def script(self):
+        return os.path.join(self.server_root, 'application.wsgi')
+
+    def command(self):
+        command = [ZOPE_PIPELINE, 'serve', self.site.ini, '--mod-wsgi',
+                   '--processes', str(self.processes),
+                   '--threads', str(self.threads),
+                   '--port', str(self.port),
+                   '--server-root', self.server_root]
+        if self.extra:
+            command += ['--'] + self.extra
+        return command
+
+    def start(self, timeout=90):
+        log = open(self.log_path, 'ab')
+        try:
+            self.process = subprocess.Popen(
+                self.command(), stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True)
+        finally:
+            log.close()
+        self.wait_until_serving(timeout)
+
+    def wait_until_serving(self, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError('The server exited (%s):\n%s'
+                                     % (self.process.returncode, self.log()))
+            try:
+                status, headers, body = request(self.port, PAGE, timeout=10)
+            except OSError:
+                time.sleep(0.25)
+                continue
+            if status == 200:
+                return
+            time.sleep(0.25)
+        raise AssertionError('The server did not serve %s within %d s:\n%s'
+                             % (PAGE, timeout, self.log()))
+
+    def apachectl(self, action):
+        return subprocess.run(
+            [os.path.join(self.server_root, 'apachectl'), action],
+            capture_output=True, text=True, timeout=30)
+
+    def stop(self, timeout=20):
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+        finally:
+            kill_session(self.process.pid)
+
+    def log(self):
+        with open(self.log_path, errors='replace') as stream:
+            return stream.read().replace('\0', '')
+
+
+def kill_session(session_id):
+    """SIGKILL what is left in the server's session (daemon processes)."""
+    try:
+        os.killpg(session_id, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+@contextlib.contextmanager
+def running(*servers, timeout=90):
+    """Start the servers, yield, and always stop every one of them."""
+    try:
+        for server in servers:
+            server.start(timeout)
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+
+
+# -- ab
+
+
+def ab(url, requests, concurrency, post_file=None, timeout=120):
+    """Run ab; return its figures as a dict (and its output as 'text')."""
+    command = ['ab', '-q', '-n', str(requests), '-c', str(concurrency),
+               '-s', '30']
+    if post_file is not None:
+        command += ['-p', post_file, '-T',
+                    'application/x-www-form-urlencoded']
+    result = subprocess.run(command + [url], capture_output=True, text=True,
+                            timeout=timeout)
+    return parse_ab(result.stdout + result.stderr)
+
+
+def parse_ab(text):
+    figures = {'text': text, 'non_2xx': 0}
+    patterns = {'complete': r'Complete requests:\s+(\d+)',
+                'failed': r'Failed requests:\s+(\d+)',
+                'non_2xx': r'Non-2xx responses:\s+(\d+)'}
+    for key, pattern in patterns.items():
+        match = re.search(pattern, text)
+        if match:
+            figures[key] = int(match.group(1))
+    match = re.search(r'Requests per second:\s+([\d.]+)', text)
+    if match:
+        figures['rps'] = float(match.group(1))
+    return figures

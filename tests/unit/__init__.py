@@ -1,0 +1,1 @@
+"""Unit tests of the pipeline engine, one module per engine module."""

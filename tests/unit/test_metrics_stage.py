@@ -1,0 +1,313 @@
+"""The metrics stage around stand-in applications, on a hand-moved clock."""
+
+import io
+import wsgiref.util
+from wsgiref.validate import validator
+
+import pytest
+import webtest
+from zope.configuration.exceptions import ConfigurationError
+from zope.interface import implementer
+
+from zope.pipeline import environ as keys
+from zope.pipeline.interfaces import IBeforeRetry
+from zope.pipeline.metrics import RECORD_KEY
+from zope.pipeline.metrics.collector import Record
+from zope.pipeline.stages import metrics
+from zope.pipeline.stages.metrics import MetricsStage
+from zope.pipeline.stages.metrics import MetricsViewStage
+from zope.pipeline.stages.metrics import count_retry
+
+
+class FakeClock:
+
+    def __init__(self, now=1000.0):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return FakeClock()
+
+
+@pytest.fixture
+def make_stage(clean_zope, clock):
+    def make(app, **settings):
+        settings.setdefault('modwsgi', False)
+        settings.setdefault('flush_interval', 3600.0)
+        return MetricsStage(app, clock=clock, **settings)
+    return make
+
+
+def drained(stage):
+    """The records the stage handed over, aggregated."""
+    return stage.collector.advance().records
+
+
+def call(stage, **environ):
+    base = {'REQUEST_METHOD': 'GET', 'PATH_INFO': '/', 'REMOTE_ADDR':
+            '127.0.0.1'}
+    base.update(environ)
+    started = []
+    body = stage(base, lambda status, headers, exc_info=None:
+                 started.append(status) or (lambda data: None))
+    return body, started, base
+
+
+class ClosingBody:
+
+    def __init__(self, chunks, clock=None):
+        self.chunks = chunks
+        self.clock = clock
+        self.closed = 0
+
+    def __iter__(self):
+        for chunk in self.chunks:
+            if self.clock is not None:
+                self.clock.now += 1
+            yield chunk
+
+    def close(self):
+        self.closed += 1
+
+
+def test_streamed_body_is_timed_until_close_and_counted(make_stage, clock):
+    body = ClosingBody([b'ab', b'', b'cde'], clock)
+
+    def app(environ, start_response):
+        start_response('200 OK', [('Content-Type', 'text/plain')])
+        return body
+    stage = make_stage(app)
+    response = webtest.TestApp(stage, lint=True).get('/')
+    assert response.body == b'abcde'
+    (record,) = drained(stage)
+    assert (record.bytes, record.blocks) == (5, 2)
+    assert record.end - record.start == 3
+    assert record.status == '200 OK'
+    assert body.closed == 1
+
+
+def test_close_is_forwarded_exactly_once(make_stage, clock):
+    inner = ClosingBody([b'x'])
+    stage = make_stage(lambda environ, start_response: (
+        start_response('200 OK', []), inner)[1])
+    body, _, _ = call(stage)
+    assert list(body) == [b'x']
+    clock.now += 2
+    body.close()
+    clock.now += 5
+    body.close()
+    assert inner.closed == 1
+    (record,) = drained(stage)
+    assert record.end == 1002
+
+
+def test_closing_the_body_hands_the_record_over_even_if_close_fails(
+        make_stage):
+    class Failing(ClosingBody):
+        def close(self):
+            raise OSError('disk gone')
+    stage = make_stage(lambda environ, start_response: (
+        start_response('200 OK', []), Failing([]))[1])
+    body, _, _ = call(stage)
+    with pytest.raises(OSError):
+        body.close()
+    assert len(drained(stage)) == 1
+
+
+def test_a_list_body_stays_a_list_and_is_counted_at_once(make_stage):
+    chunks = [b'Not ', b'', b'Found']
+    stage = make_stage(lambda environ, start_response: (
+        start_response('404 Not Found', []), chunks)[1])
+    body, _, _ = call(stage)
+    assert body is chunks
+    (record,) = drained(stage)
+    assert (record.bytes, record.blocks, record.status) == \
+        (9, 2, '404 Not Found')
+
+
+def test_a_file_wrapper_body_is_passed_through_for_sendfile(make_stage):
+    data = b'x' * 1000
+
+    def app(environ, start_response):
+        start_response('200 OK', [('Content-Length', str(len(data)))])
+        return environ['wsgi.file_wrapper'](io.BytesIO(data))
+    stage = make_stage(app)
+    body, _, _ = call(stage, **{'wsgi.file_wrapper':
+                                wsgiref.util.FileWrapper})
+    assert type(body) is wsgiref.util.FileWrapper
+    (record,) = drained(stage)
+    assert (record.bytes, record.blocks) == (1000, 1)
+
+
+def test_a_file_wrapper_without_content_length_counts_no_bytes(make_stage):
+    stage = make_stage(lambda environ, start_response: (
+        start_response('200 OK', [('X-Other', '1')]),
+        environ['wsgi.file_wrapper'](io.BytesIO(b'abc')))[1])
+    call(stage, **{'wsgi.file_wrapper': wsgiref.util.FileWrapper})
+    (record,) = drained(stage)
+    assert record.bytes == 0
+
+
+def test_output_through_the_write_callable_is_counted(make_stage):
+    def app(environ, start_response):
+        write = start_response('200 OK', [('Content-Type', 'text/plain')])
+        write(b'hello ')
+        write(b'')
+        return [b'world']
+    stage = make_stage(app)
+    assert webtest.TestApp(stage, lint=True).get('/').body == \
+        b'hello world'
+    (record,) = drained(stage)
+    assert (record.bytes, record.blocks) == (11, 2)
+
+
+def test_an_exception_out_of_the_pipeline_counts_as_500_and_propagates(
+        make_stage):
+    def app(environ, start_response):
+        raise RuntimeError('broken')
+    stage = make_stage(app)
+    with pytest.raises(RuntimeError):
+        call(stage)
+    (record,) = drained(stage)
+    assert record.status == '500 Internal Server Error'
+
+
+def test_the_status_of_a_late_failure_is_kept(make_stage):
+    def app(environ, start_response):
+        start_response('503 Service Unavailable', [])
+        raise RuntimeError('after start_response')
+    stage = make_stage(app)
+    with pytest.raises(RuntimeError):
+        call(stage)
+    assert drained(stage)[0].status == '503 Service Unavailable'
+
+
+def test_the_final_attempt_is_read_from_the_environ_after_the_response(
+        make_stage):
+    def app(environ, start_response):
+        environ[keys.ATTEMPT] = 3
+        start_response('200 OK', [])
+        return []
+    stage = make_stage(app)
+    call(stage)
+    assert drained(stage)[0].attempt == 3
+
+
+@implementer(IBeforeRetry)
+class Retrying:
+
+    def __init__(self, environ, attempt):
+        self.environ = environ
+        self.error = None
+        self.attempt = attempt
+
+
+def test_each_retry_event_raises_the_attempts_of_the_shared_record():
+    record = Record(0)
+    attempt_environ = dict({RECORD_KEY: record})   # retry's shallow copy
+    count_retry(Retrying(attempt_environ, 1))
+    count_retry(Retrying(attempt_environ, 2))
+    count_retry(Retrying(attempt_environ, 1))      # never goes back
+    assert record.attempt == 3
+    count_retry(Retrying({}, 1))                   # no metrics stage
+
+
+def test_the_view_stage_copies_the_view_name_even_when_the_call_fails():
+    def call_stage(environ, start_response):
+        environ[keys.VIEW_NAME] = 'Folder:edit.html'
+        raise ValueError('bad form')
+    record = Record(0)
+    with pytest.raises(ValueError):
+        MetricsViewStage(call_stage)({RECORD_KEY: record}, None)
+    assert record.view == 'Folder:edit.html'
+    ok = MetricsViewStage(lambda environ, start_response: [b'ok'])
+    assert ok({}, None) == [b'ok']
+
+
+def test_the_prometheus_path_is_answered_for_loopback_clients(make_stage):
+    passed = []
+    stage = make_stage(lambda environ, start_response: (
+        passed.append(environ['PATH_INFO']),
+        start_response('404 Not Found', [('Content-Type', 'text/plain')]),
+        [b'app'])[2])
+    app = webtest.TestApp(validator(stage))
+    for address in ('127.0.0.1', '::1', '127.3.4.5'):
+        response = app.get('/_metrics', extra_environ={
+            'REMOTE_ADDR': address})
+        assert response.content_type == 'text/plain'
+        assert 'zope_pipeline_requests_total' in response.text
+    assert app.head('/_metrics', extra_environ={
+        'REMOTE_ADDR': '127.0.0.1'}).body == b''
+    assert passed == []
+    for address in ('192.0.2.1', 'not an address', ''):
+        app.get('/_metrics', status=404,
+                extra_environ={'REMOTE_ADDR': address})
+    app.post('/_metrics', status=404,
+             extra_environ={'REMOTE_ADDR': '127.0.0.1'})
+    assert passed == ['/_metrics'] * 4
+
+
+def test_the_endpoint_path_and_clients_are_settings(make_stage):
+    stage = make_stage(lambda environ, start_response: [],
+                       path='/ops/metrics', allow='192.0.2.0/24')
+    app = webtest.TestApp(stage)
+    app.get('/ops/metrics', extra_environ={'REMOTE_ADDR': '192.0.2.9'})
+
+
+@pytest.mark.parametrize('setting, value, message', [
+    ('path', 'metrics', "metrics.path must start with '/'"),
+    ('allow', '10.0.0.0/33', 'metrics.allow'),
+    ('buckets', '1 0.5', 'metrics.buckets'),
+    ('statsd', 'localhost', 'metrics.statsd'),
+])
+def test_bad_settings_fail_naming_the_ini_key(make_stage, setting, value,
+                                              message):
+    with pytest.raises(ConfigurationError, match=message):
+        make_stage(lambda environ, start_response: [], **{setting: value})
+
+
+class FakeModWsgi:
+    process_group = 'site'
+    threads_per_process = 7
+
+    def request_metrics(self):
+        return None
+
+    def start_recording_metrics(self):
+        pass
+
+
+def test_under_mod_wsgi_threads_and_the_group_directory_come_from_it(
+        make_stage, monkeypatch):
+    monkeypatch.setattr(metrics.modwsgi_server, 'server_module',
+                        lambda: FakeModWsgi())
+    assert metrics.modwsgi_threads(True) == 7
+    assert metrics.modwsgi_threads(False) == metrics.DEFAULT_THREADS
+    first = metrics.group_directory('')
+    assert 'zope.pipeline-metrics-' in first
+    assert metrics.group_directory('/srv/metrics') == '/srv/metrics'
+    FakeModWsgi.process_group = 'other'
+    try:
+        assert metrics.group_directory('') != first
+    finally:
+        FakeModWsgi.process_group = 'site'
+
+
+def test_outside_mod_wsgi_a_process_keeps_its_numbers_to_itself(
+        make_stage):
+    assert metrics.group_directory('') is None
+    stage = make_stage(lambda environ, start_response: [])
+    assert stage.runtime.state is None
+    assert stage.collector.threads == metrics.DEFAULT_THREADS
+
+
+def test_the_worker_starts_with_the_first_request(make_stage):
+    stage = make_stage(lambda environ, start_response: (
+        start_response('200 OK', []), [])[1])
+    assert not stage.runtime.running
+    call(stage)
+    assert stage.runtime.running
