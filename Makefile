@@ -35,6 +35,7 @@ MYSQL_SOCKET := /run/mysqld/mysqld.sock
 
 COVERAGE_MIN := 95
 # Extra pytest arguments, e.g. `make test PYTEST_ARGS="-x tests/unit"`.
+PYTEST_ARGS ?=
 # pytest's JUnit report; `make test` fails when it counts no test at all
 # (pytest-cov turns pytest's "no tests ran", exit code 5, into a coverage
 # failure, exit code 1).
@@ -67,7 +68,7 @@ serve: setup
 
 test: setup
 	@echo '== pytest over tests/, branch coverage of src/zope/pipeline (fail under $(COVERAGE_MIN)%)'
-	@mkdir -p $(dir $(JUNIT)); rm -f $(JUNIT); status=0; \
+	@mkdir -p $(dir $(JUNIT)); rm -f $(JUNIT) .coverage; status=0; \
 	$(VENV_PYTHON) -m pytest tests/ -p no:cacheprovider --junitxml=$(JUNIT) \
 	    --cov=zope.pipeline --cov-branch --cov-report=term \
 	    --cov-fail-under=$(COVERAGE_MIN) $(PYTEST_ARGS) || status=$$?; \
@@ -132,7 +133,7 @@ apt-packages:
 	apt-get update -q; \
 	apt-get install -y -q --no-install-recommends $$missing; \
 	if [ ! -S $(MYSQL_SOCKET) ] && command -v service >/dev/null; then \
-	    service mariadb start || echo 'Could not start MariaDB: the MySQL tests will be skipped.'; \
+	    service mariadb start || echo 'Could not start MariaDB: the MySQL tests are skipped (and fail under CI=true).'; \
 	fi
 
 $(VENV_PYTHON):

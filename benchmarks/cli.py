@@ -92,14 +92,17 @@ def make_plan(args):
 
 
 def output_paths(args):
-    """(output directory, RESULTS.md path)."""
-    if args.quick:
-        directory = args.output_dir or os.path.join(RESULTS_DIR, 'quick')
-        markdown = args.results_md or os.path.join(directory, 'RESULTS.md')
+    """(output directory, RESULTS.md path): a full run regenerates
+    benchmarks/RESULTS.md; a quick run, or one given an output directory,
+    writes its RESULTS.md there."""
+    if args.output_dir:
+        directory = args.output_dir
+    elif args.quick:
+        directory = os.path.join(RESULTS_DIR, 'quick')
     else:
-        directory = args.output_dir or RESULTS_DIR
-        markdown = args.results_md or RESULTS_MD
-    return directory, markdown
+        return RESULTS_DIR, args.results_md or RESULTS_MD
+    return directory, args.results_md or os.path.join(directory,
+                                                      'RESULTS.md')
 
 
 # -- what the machine must have

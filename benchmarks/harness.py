@@ -71,7 +71,7 @@ QUICK = Plan(
     configs=[ServerConfig('waitress', 1, 4), ServerConfig('mod_wsgi', 2, 1)],
     storages=['sqlite', 'mysql'], concurrencies=[8], keep_alive=[False],
     requests=500, repeats=3, warmup=200,
-    inprocess_iterations=100, inprocess_batches=7, startup_repeats=2,
+    inprocess_iterations=60, inprocess_batches=7, startup_repeats=2,
     write_config=ServerConfig('mod_wsgi', 2, 2), write_requests=300,
     write_repeats=3)
 
@@ -82,7 +82,7 @@ FULL = Plan(
              ServerConfig('mod_wsgi', 2, 2)],
     storages=['sqlite', 'mysql'], concurrencies=[1, 8],
     keep_alive=[False, True], requests=1000, repeats=3, warmup=300,
-    inprocess_iterations=300, inprocess_batches=15, startup_repeats=5,
+    inprocess_iterations=200, inprocess_batches=15, startup_repeats=5,
     write_config=ServerConfig('mod_wsgi', 2, 2), write_requests=1000,
     write_repeats=3)
 

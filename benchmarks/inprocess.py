@@ -83,16 +83,26 @@ def per_request_us(function, iterations):
     return (time.process_time() - start) / iterations * 1e6
 
 
-def time_variants(variants, iterations, batches, log=None):
-    """{variant: [microseconds per call of each batch]}, batches of the
-    variants alternated so a busy moment hits them all."""
+def time_paired(reference, variants, iterations, batches, log=None):
+    """Time each variant right after a batch of ``reference``.
+
+    Returns (reference samples, {variant: samples}, {variant: reference
+    minus variant, per pair}): the paired differences cancel most of the
+    drift of a shared machine.
+    """
+    reference_samples = []
     samples = {name: [] for name in variants}
+    differences = {name: [] for name in variants}
     for batch in range(batches):
         for name, function in variants.items():
-            samples[name].append(per_request_us(function, iterations))
+            before = per_request_us(reference, iterations)
+            value = per_request_us(function, iterations)
+            reference_samples.append(before)
+            samples[name].append(value)
+            differences[name].append(before - value)
         if log is not None:
             log('batch %d of %d' % (batch + 1, batches))
-    return samples
+    return reference_samples, samples, differences
 
 
 def quartiles(values):
@@ -100,6 +110,12 @@ def quartiles(values):
     ordered = sorted(values)
     last = len(ordered) - 1
     return tuple(ordered[round(last * share)] for share in (0.25, 0.5, 0.75))
+
+
+def spread(values):
+    """(median, half the interquartile range) of batch timings."""
+    first, middle, third = quartiles(values)
+    return middle, (third - first) / 2
 
 
 class Bench:
@@ -255,7 +271,7 @@ def profile(function, iterations, path, top=40):
 def measure(site_zcml, app_settings, path, iterations, batches,
             profile_path=None, log=None):
     bench = Bench(site_zcml, app_settings, path)
-    variants = {'full': bench.request}
+    variants = {}
     stages = []
     for name, outer in bench.stage_names():
         function, note = bench.variant_without(name)
@@ -264,25 +280,26 @@ def measure(site_zcml, app_settings, path, iterations, batches,
             variants['without ' + name] = function
     variants['direct'] = bench.direct_view(proxied=True)
     variants['direct unproxied'] = bench.direct_view(proxied=False)
-    time_variants(variants, 20, 1)  # templates compiled, caches filled
-    samples = time_variants(variants, iterations, batches, log)
-    timings = {name: quartiles(values)[1] for name, values in samples.items()}
-    first, _, third = quartiles(samples['full'])
+    # templates compiled, caches filled
+    time_paired(bench.request, variants, 10, 1)
+    full, samples, differences = time_paired(bench.request, variants,
+                                             iterations, batches, log)
     for stage in stages:
-        without = timings.get('without ' + stage['name'])
-        stage['without_us'] = without
-        stage['cost_us'] = (timings['full'] - without
-                            if without is not None else None)
+        key = 'without ' + stage['name']
+        stage['without_us'] = spread(samples[key])[0] if key in samples \
+            else None
+        stage['cost_us'], stage['spread_us'] = (
+            spread(differences[key]) if key in samples else (None, None))
     if profile_path:
         profile(bench.request, iterations * 2, profile_path)
     return {
         'path': path, 'iterations': iterations, 'batches': batches,
-        'full_us': timings['full'], 'direct_us': timings['direct'],
-        'direct_unproxied_us': timings['direct unproxied'],
-        'overhead_us': timings['full'] - timings['direct'],
-        # half the interquartile range of the full pipeline's batches: a
-        # stage cost smaller than this is within the noise
-        'noise_us': (third - first) / 2,
+        'full_us': spread(full)[0],
+        'direct_us': spread(samples['direct'])[0],
+        'direct_unproxied_us': spread(samples['direct unproxied'])[0],
+        'overhead_us': spread(differences['direct'])[0],
+        # half the interquartile range of the full pipeline's batches
+        'noise_us': spread(full)[1],
         'page_bytes': len(bench.body),
         'direct_bytes': len(bench.direct_body), 'stages': stages,
         'profile': profile_path,
@@ -305,9 +322,13 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     # variants without a stage fail on purpose; their errors are expected
     logging.disable(logging.CRITICAL)
-    result = measure(args.site_zcml, json.loads(args.settings), args.path,
-                     args.iterations, args.batches, args.profile,
-                     log=lambda text: print(text, file=sys.stderr))
+    try:
+        result = measure(args.site_zcml, json.loads(args.settings),
+                         args.path, args.iterations, args.batches,
+                         args.profile,
+                         log=lambda text: print(text, file=sys.stderr))
+    finally:
+        logging.disable(logging.NOTSET)
     print(json.dumps(result))
     return 0
 

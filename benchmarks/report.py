@@ -42,6 +42,12 @@ def times(value):
     return '-' if value is None else '%.2f×' % value
 
 
+def plus_minus(value, spread):
+    if value is None or spread is None:
+        return number(value)
+    return '%s ± %s' % (number(value), number(spread))
+
+
 def with_ratio(value, ceiling_ratio, digits=1):
     """'4.1 (2.30×)': a latency and its multiple of the ceiling's."""
     if ceiling_ratio is None:
@@ -166,9 +172,10 @@ def inprocess_tables(data):
          number(data['noise_us'])],
     ])
     stages = markdown_table(
-        ['stage', 'part', 'µs without it', 'cost µs', 'note'],
+        ['stage', 'part', 'µs without it', 'cost µs (± half IQR)', 'note'],
         [[stage['name'], 'outer' if stage['outer'] else 'inner',
-          number(stage['without_us']), number(stage['cost_us']),
+          number(stage['without_us']), plus_minus(stage['cost_us'],
+                                                  stage.get('spread_us')),
           stage['note'] or '']
          for stage in data['stages']], ['l', 'l', 'r', 'r', 'l'])
     verdict = ('met' if data['overhead_us'] < STAGE_BUDGET_US else 'not met')

@@ -78,3 +78,24 @@ def test_permission_granted_to_a_principal_is_checked_in_the_interaction(
     response = app.get('/folder/doc/@@secret',
                        headers=inner.basic_auth('bob', 'bobpw'))
     assert response.text == 'secret for zope.bob'
+
+
+def test_without_an_authentication_utility_the_request_has_no_principal(
+        clean_zope):
+    from zope.publisher.browser import TestRequest
+
+    from zope.pipeline.stages.authenticate import AuthenticateStage
+    seen = []
+
+    def rest_of_pipeline(environ, start_response):
+        request = environ['zope.request']
+        seen.append((request.principal, queryInteraction() is not None))
+        start_response('200 OK', [])
+        return []
+
+    request = TestRequest()
+    stage = AuthenticateStage(rest_of_pipeline)
+    stage({'zope.request': request}, lambda status, headers: None)
+    assert seen == [(None, True)]
+    assert queryInteraction() is None
+    assert request.interaction is None

@@ -87,7 +87,7 @@ def test_delete_is_dispatched_to_the_delete_view(app):
     app.get('/folder/doc', status=404)
 
 
-@pytest.mark.parametrize('method', ['OPTIONS', 'PATCH', 'PROPFIND'])
+@pytest.mark.parametrize('method', ['OPTIONS', 'PATCH', 'TRACE'])
 def test_method_without_a_view_is_405_allowing_the_method_views(app, method):
     response = app.request('/folder/doc', method=method, body=b'',
                            status=405)
@@ -125,22 +125,19 @@ def test_xmlrpc_fault_raised_by_the_view_reaches_the_client(app):
     assert fault.value.faultCode == 42
 
 
-@pytest.mark.xfail(strict=True, reason='handle_error renders an HTML page '
-                   'for XML-RPC errors below 500 (reported)')
 def test_xmlrpc_call_of_an_unknown_method_is_a_fault(app):
-    response = app.post('/folder/doc/rpc',
-                        xmlrpc.client.dumps((), 'nothing'),
-                        content_type='text/xml', expect_errors=True)
-    with pytest.raises(xmlrpc.client.Fault):
+    response = xmlrpc_call(app, '/folder/doc/rpc', 'nothing')
+    with pytest.raises(xmlrpc.client.Fault) as fault:
         xmlrpc.client.loads(response.body)
+    assert 'NotFound' in fault.value.faultString
 
 
 def test_xmlrpc_private_names_are_not_called(app):
-    response = app.post('/folder/doc/rpc',
-                        xmlrpc.client.dumps((), '_p_jar'),
-                        content_type='text/xml', expect_errors=True)
-    assert b'Connection' not in response.body
-    assert b'<fault>' in response.body or response.status_int == 404
+    response = xmlrpc_call(app, '/folder/doc/rpc', '_p_jar')
+    with pytest.raises(xmlrpc.client.Fault) as fault:
+        xmlrpc.client.loads(response.body)
+    assert 'NotFound' in fault.value.faultString
+    assert 'Connection' not in fault.value.faultString
 
 
 # -- metrics: the published view
@@ -175,3 +172,46 @@ def test_string_result_gets_its_content_length(app):
     assert response.body == 'h\u00e9 (GET h\u00e9)'.encode('utf-8')
     assert response.headers['Content-Length'] == str(len(response.body))
     assert response.headers['Content-Type'] == 'text/plain;charset=utf-8'
+
+
+def test_xmlrpc_call_with_too_many_arguments_is_a_fault(app):
+    response = xmlrpc_call(app, '/folder/doc/rpc', 'echo', 1, 2, 3)
+    with pytest.raises(xmlrpc.client.Fault) as fault:
+        xmlrpc.client.loads(response.body)
+    assert 'TypeError' in fault.value.faultString
+
+
+# -- the response helpers, for results views rarely return
+
+def test_direct_result_of_bytes_is_sent_as_one_chunk(clean_zope):
+    from zope.publisher.browser import TestRequest
+    from zope.publisher.http import DirectResult
+
+    from zope.pipeline.stages.call import body_of
+    from zope.pipeline.stages.call import set_result
+
+    request = TestRequest()
+    set_result({}, request.response, DirectResult(b'direct'))
+    assert body_of(request.response) == [b'direct']
+
+
+def test_view_returning_the_response_keeps_what_it_set(clean_zope):
+    from zope.publisher.browser import TestRequest
+
+    from zope.pipeline.stages.call import body_of
+    from zope.pipeline.stages.call import set_result
+
+    request = TestRequest()
+    request.response.setHeader('Content-Type', 'text/plain')
+    request.response.setResult('set by the view')
+    set_result({}, request.response, request.response)
+    assert body_of(request.response) == [b'set by the view']
+
+
+def test_view_name_of_an_object_without_context_is_its_class():
+    from zope.pipeline.stages.call import view_name
+
+    class Published:
+        pass
+
+    assert view_name(Published()) == 'Published'

@@ -17,14 +17,19 @@ from zope.pipeline import storage
 
 from . import inner
 from .inner import mariadb
+from .inner.content import Counter
 
 CLIENTS = 8
 INCREMENTS = 50
 #: Wall-clock limit of one run (the clients' sockets time out before).
 DEADLINE = 240
-import os
-BACKOFF = os.environ.get("XB", "0.005")
-ATTEMPTS = os.environ.get("XA", "4")
+#: Retry settings for a hot spot: with 8 writers on one object a request
+#: can lose many commits in a row.  Measured here (400 POSTs, SQLite):
+#: with the defaults (4 attempts, 5 ms base backoff) 6 to 22 requests got
+#: a 503; with 10 attempts and 5 ms still 1; with a 50 ms base backoff
+#: and 10 attempts none.  20 attempts leave a wide margin; the backoff is
+#: capped (retry.backoff_cap), so a request still ends in seconds.
+RETRY_SETTINGS = {'retry__attempts': '20', 'retry__backoff': '0.05'}
 
 
 @contextlib.contextmanager
@@ -96,13 +101,11 @@ def hammer(make_testapp, tmp_path, caplog, config):
     """Run the clients against the pipeline on ``config``; check the
     counter and the statuses; return the number of retried conflicts."""
     caplog.set_level(logging.INFO, logger='zope.pipeline.retry')
-    # the deployed retry settings (the other tests turn the backoff off)
     app = inner.build(make_testapp, tmp_path, open_root__zodb_config=config,
-                      retry__backoff=BACKOFF, retry__attempts=ATTEMPTS)
+                      **RETRY_SETTINGS)
     with served(app.app) as port:
         statuses = run_clients(port)
         value = counter_value(port)
-    import collections; print('STATS', collections.Counter(map(str, statuses)), value, len(retried_conflicts(caplog)))
     assert len(statuses) == CLIENTS * INCREMENTS
     assert sorted(set(statuses), key=str) == [200]
     assert value == CLIENTS * INCREMENTS
@@ -110,6 +113,11 @@ def hammer(make_testapp, tmp_path, caplog, config):
     conflicts = retried_conflicts(caplog)
     print('%d conflicts retried for %d increments'
           % (len(conflicts), value))
+    # 8 writers on one object always conflict (66 to 412 retried in every
+    # run measured); each is logged in one line naming the object's class
+    assert conflicts
+    counter_class = 'class %s.%s' % (Counter.__module__, Counter.__name__)
+    assert all(counter_class in record.getMessage() for record in conflicts)
     return len(conflicts)
 
 

@@ -181,3 +181,74 @@ def test_redirect_mode_still_inserts_a_base_where_it_cannot_redirect(
     response = redirecting.post('/folder/doc', {'index.html:method': ''})
     assert base_tag('http://localhost/folder/doc/index.html') in \
         response.body
+
+
+# -- the filter on streams, directly
+
+class Stream:
+    """A streamed body that records how it was used."""
+
+    def __init__(self, *chunks, error=None):
+        self.chunks = chunks
+        self.error = error
+        self.closed = 0
+
+    def __iter__(self):
+        yield from self.chunks
+        if self.error is not None:
+            raise self.error
+
+    def close(self):
+        self.closed += 1
+
+
+def filtered(stream, content_type=None, base='http://localhost/a/b.html'):
+    from zope.publisher.browser import TestRequest
+
+    from zope.pipeline.stages.fix_relative_links import BaseTagFilter
+
+    response = TestRequest().response
+    if content_type is not None:
+        response.setHeader('Content-Type', content_type)
+    response.setBase(base)
+    body = BaseTagFilter(scan_limit=64)(response, stream)
+    data = b''.join(body)
+    body.close()
+    return response, data
+
+
+def test_empty_stream_stays_empty(clean_zope):
+    stream = Stream()
+    response, data = filtered(stream, 'text/html')
+    assert data == b''
+    assert stream.closed == 1
+
+
+def test_untyped_stream_that_is_not_html_is_left_alone(clean_zope):
+    stream = Stream(b'plain ', b'<head> text')
+    response, data = filtered(stream)
+    assert data == b'plain <head> text'
+    assert response.getHeader('Content-Type') is None
+
+
+def test_head_is_looked_for_in_the_first_scan_limit_bytes_only(clean_zope):
+    stream = Stream(b'<html>' + b' ' * 70, b'<head></head>')
+    response, data = filtered(stream, 'text/html')
+    assert b'<base' not in data
+
+
+def test_stream_failing_before_its_head_is_complete_is_closed(clean_zope):
+    stream = Stream(b'<html><he', error=RuntimeError('broken stream'))
+    with pytest.raises(RuntimeError):
+        filtered(stream, 'text/html')
+    assert stream.closed == 1
+
+
+def test_base_is_written_in_the_charset_of_the_page(clean_zope):
+    base = 'http://localhost/caf\u00e9/index.html'
+    response, data = filtered(Stream(b'<head></head>'),
+                              'text/html;charset=iso-8859-1', base)
+    assert b'<base href="http://localhost/caf\xe9/index.html" />' in data
+    response, data = filtered(Stream(b'<head></head>'),
+                              'text/html;charset=no-such', base)
+    assert b'<base href="http://localhost/caf\xc3\xa9/index.html" />' in data

@@ -3,6 +3,7 @@ classic status codes, no tracebacks for the client unless in debug mode,
 error reporting, transient errors left to retry, and no error loops."""
 
 import logging
+import xmlrpc.client
 
 import pytest
 import zope.error.error
@@ -177,3 +178,91 @@ def test_retry_after_of_a_503_is_a_setting(make_testapp, tmp_path):
                       handle_error__retry_after='7')
     response = app.get('/folder/doc/@@fail?kind=conflict', status=503)
     assert response.headers['Retry-After'] == '7'
+
+
+def test_failing_error_reporting_utility_does_not_hide_the_error(
+        make_testapp, tmp_path, caplog):
+    app = inner.build(make_testapp, tmp_path,
+                      inner.BROKEN_ERROR_REPORTING_ZCML)
+    response = app.get('/folder/doc/@@fail?kind=boom', status=500)
+    assert '500 Internal Server Error' in response.text
+    messages = [record.getMessage() for record in error_records(caplog)]
+    assert 'The error reporting utility failed' in messages
+
+
+# -- more exception view and status cases
+
+def test_exception_view_that_sets_no_status_keeps_the_status_of_the_error(
+        app):
+    response = app.get('/folder/doc/@@fail?kind=polite', status=404)
+    assert response.text == 'politely not found'
+
+
+def test_method_without_a_view_is_405_with_the_allowed_methods(app):
+    response = app.request('/folder/doc', method='DELETE', status=405)
+    assert '405 Method Not Allowed' in response.text
+    assert response.headers['Allow'] == 'PUT'
+    assert app.request('/folder/doc', method='PUT').text == 'put'
+
+
+def test_method_not_allowed_without_any_method_view_has_no_allow_header(
+        app):
+    response = app.request('/folder', method='DELETE', status=405)
+    assert 'Allow' not in response.headers
+
+
+def test_xmlrpc_server_error_is_an_xmlrpc_fault(app):
+    body = xmlrpc.client.dumps((1, 2), 'failing')
+    response = app.post('/folder/doc', body,
+                        headers={'Content-Type': 'text/xml'}, status=200)
+    with pytest.raises(xmlrpc.client.Fault) as caught:
+        xmlrpc.client.loads(response.body)
+    assert 'failing over XML-RPC' in caught.value.faultString
+    assert getSite() is None
+
+
+def test_xmlrpc_method_not_found_is_an_xmlrpc_fault_too(app):
+    body = xmlrpc.client.dumps((), 'no_such_method')
+    response = app.post('/folder/doc', body,
+                        headers={'Content-Type': 'text/xml'}, status=200)
+    with pytest.raises(xmlrpc.client.Fault) as caught:
+        xmlrpc.client.loads(response.body)
+    assert 'NotFound' in caught.value.faultString
+
+
+def test_xmlrpc_method_is_called_with_its_parameters(app):
+    body = xmlrpc.client.dumps((1, 2), 'adding')
+    response = app.post('/folder/doc', body,
+                        headers={'Content-Type': 'text/xml'})
+    assert xmlrpc.client.loads(response.body)[0] == (3,)
+
+
+def test_error_outside_a_full_pipeline_is_rendered_with_what_there_is(
+        clean_zope):
+    """No context, no transaction, no authentication utility, and an
+    interaction someone else opened: a plain 401 page, and the
+    interaction left as it was."""
+    from zope.publisher.browser import TestRequest
+    from zope.security.interfaces import Unauthorized
+    from zope.security.management import endInteraction
+    from zope.security.management import newInteraction
+    from zope.security.management import queryInteraction
+
+    from zope.pipeline.stages.handle_error import HandleErrorStage
+
+    def failing(environ, start_response):
+        raise Unauthorized('no')
+
+    request = TestRequest()
+    started = []
+    newInteraction()
+    try:
+        body = HandleErrorStage(failing)(
+            {'zope.request': request, 'REQUEST_METHOD': 'GET'},
+            lambda status, headers, exc_info=None: started.append(status))
+        assert queryInteraction() is not None
+    finally:
+        endInteraction()
+    assert started == ['401 Unauthorized']
+    assert b'401 Unauthorized' in b''.join(body)
+    assert request.principal is None

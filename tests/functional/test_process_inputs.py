@@ -1,5 +1,8 @@
 """The process_inputs stage: zope.publisher's form marshalling and charset
-negotiation, and a 400 (never a 500) for input it cannot understand."""
+negotiation, and a 400 (an XML-RPC fault for XML-RPC), never a 500, for
+input it cannot understand."""
+
+import xmlrpc.client
 
 import pytest
 
@@ -124,10 +127,39 @@ def test_multipart_body_without_its_boundary_is_a_bad_request(app):
                    status=400)
 
 
-def test_malformed_xmlrpc_body_is_a_bad_request(app):
+def test_malformed_xmlrpc_body_is_a_fault_not_a_server_error(app):
     for body in (b'', b'<not xml', b'<methodCall></methodCall>',
                  b'<?xml version="1.0"?><methodCall><methodName>title'
                  b'</methodName><params><param><value><boolean>7</boolean>'
                  b'</value></param></params></methodCall>'):
-        app.post('/folder/doc/rpc', body, content_type='text/xml',
-                 status=400)
+        response = app.post('/folder/doc/rpc', body,
+                            content_type='text/xml')
+        with pytest.raises(xmlrpc.client.Fault) as fault:
+            xmlrpc.client.loads(response.body)
+        assert 'BadInput: The XML-RPC call could not be read' in \
+            fault.value.faultString
+
+
+def test_unknown_charset_the_client_accepts_is_a_bad_request(app):
+    app.get('/folder/doc/echo.html?text=x', status=400,
+            headers={'Accept-Charset': 'no-such-charset'})
+
+
+def test_body_that_is_not_a_form_is_left_to_the_view(app):
+    response = app.post(FORM, b'{"title": "x"}',
+                        headers={'Content-Type': 'application/json'})
+    assert response.text == ''
+
+
+def test_body_that_cannot_be_rewound_is_not_checked():
+    from zope.pipeline.stages.process_inputs import check_body
+
+    class Unseekable:
+        def seekable(self):
+            return False
+
+        def read(self, size=-1):
+            raise AssertionError('read')
+
+    check_body({'wsgi.input': Unseekable(), 'REQUEST_METHOD': 'POST',
+                'CONTENT_TYPE': 'multipart/form-data'})

@@ -62,6 +62,7 @@ def test_conflict_on_first_attempts_then_success_gives_one_200_with_only_the_las
     assert response.headers.getall('X-Attempt') == ['3']
     assert response.headers.getall('Set-Cookie') == ['attempt=3']
     assert attempts_of('attempt') == [1, 2, 3]
+    assert response.request.environ['zope.pipeline.attempt'] == 3
 
 
 def test_data_written_by_a_failed_attempt_never_reaches_the_client(outer_app):
@@ -202,6 +203,7 @@ def test_transient_error_outside_the_error_handler_gives_up_with_503_and_one_err
 
     assert response.headers['Retry-After'] == '7'
     assert attempts_of('probe') == [1, 2, 3]
+    assert response.request.environ['zope.pipeline.attempt'] == 3
     [error] = [record for record in caplog.records
                if record.levelno == logging.ERROR]
     message = error.getMessage()

@@ -298,3 +298,41 @@ def test_compat_patches_a_detector_class_once():
     assert detector._version_info == compat.MARIADB_DIALECT
     compat.apply()
     assert compat.apply() is False  # RelStorage's is patched already
+
+
+def test_database_inherited_from_another_process_is_replaced_not_closed(
+        caplog):
+    database = storage.ProcessDatabase('', 'Application',
+                                       storage.create_root_folder)
+    inherited = database.get()
+    database.pid = -1  # as ``get`` sees it in a child after fork
+    with caplog.at_level('INFO', logger='zope.pipeline.storage'):
+        own = database.get()
+    try:
+        assert own is not inherited
+        assert database.pid == os.getpid()
+        assert has_root(inherited)  # the other process's is left open
+        assert 'inherited a database opened by process -1' in caplog.text
+    finally:
+        inherited.close()
+        database.close()
+
+
+def test_fork_handler_gives_every_database_a_new_lock():
+    database = storage.database_for('', 'Application')
+    lock = database._lock
+    storage._after_fork_in_child()
+    assert database._lock is not lock
+    assert database.get() is not None
+
+
+def test_waiting_for_connections_stops_at_its_timeout_with_the_count_in_use():
+    db = ZODB.DB(MappingStorage())
+    connection = db.open()
+    try:
+        assert storage.wait_for_connections(db, timeout=0.05,
+                                            interval=0.01) == 1
+    finally:
+        connection.close()
+    assert storage.wait_for_connections(db, timeout=0.05) == 0
+    db.close()

@@ -116,3 +116,16 @@ def test_thread_transaction_manager_is_restored_after_an_error(app):
     before = transaction.manager.manager
     app.get('/folder/doc/@@fail?kind=boom', status=500)
     assert transaction.manager.manager is before
+
+
+def test_transaction_without_a_principal_is_annotated_without_a_user():
+    from zope.publisher.browser import TestRequest
+
+    from zope.pipeline.stages.transactions import annotate
+    request = TestRequest()
+    txn = transaction.TransactionManager().begin()
+    annotate(txn, {'zope.request': request, 'REQUEST_METHOD': 'GET',
+                   'zope.pipeline.request_type': 'browser'})
+    assert txn.user == ''
+    assert txn.extension['request_type'] == 'browser'
+    txn.abort()

@@ -184,3 +184,32 @@ def test_every_object_reached_is_security_proxied(app):
                  '/folder/doc/++attribute++attachment'):
         proxied = app.get(path).headers['X-Proxied'].split()
         assert proxied and set(proxied) == {'true'}, path
+
+
+def test_names_that_look_like_namespaces_but_are_not_are_not_found(app):
+    app.get('/folder/doc/+nothing', status=404)
+    app.get('/folder/doc/@nothing', status=404)
+    app.get('/folder/doc/virtualchild/nothing', status=404)
+
+
+def test_method_suffix_dot_publishes_the_object_itself(app):
+    response = app.post('/folder/doc', {'.:method': ''})
+    assert b'<h1>Hello</h1>' in response.body
+
+
+# -- the traversal policy without any publishing traverser
+
+def test_without_publishing_traversers_names_are_not_found(clean_zope):
+    from zope.publisher.browser import TestRequest
+    from zope.publisher.interfaces import NotFound
+
+    from zope.pipeline.traversers import Traversal
+
+    environ = {}
+    traversal = Traversal([], environ, 'context')
+    request = TestRequest()
+    ob = object()
+    with pytest.raises(NotFound):
+        traversal.traverseName(request, ob, 'name')
+    assert traversal.getDefaultTraversal(request, ob) == (ob, None)
+    assert traversal.default_names == []

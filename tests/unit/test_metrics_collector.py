@@ -59,9 +59,11 @@ def test_requests_in_flight_at_a_step_end_count_in_the_step_they_ran_in():
         assert [step.start for step in progress.closed] == [step_start]
         expected = 0.25 if step_start == 1000 else 0.5
         assert collector.utilization(step_start) == pytest.approx(expected)
+    late = collector.begin(1070.2)      # began after the steps it closes
     for record in running:
         collector.finish(record, 1062.5)
-    collector.advance(1070)
+    collector.advance(1070.5)
+    assert late.accounted == 1070.2
     assert collector.utilization(1060) == pytest.approx(0.25)
     assert collector.utilization(1050) == pytest.approx(0.5)
 

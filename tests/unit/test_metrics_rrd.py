@@ -114,5 +114,6 @@ def test_steps_are_aligned_to_the_epoch():
     assert align(-0.5, 10) == -10
     assert list(spread(5, 25, 10)) == [(0, 5), (10, 10), (20, 5)]
     assert list(spread(10, 10, 10)) == []
+    assert list(spread(15, 12, 10)) == []
     assert has_value(5, 10) and not has_value(4.9, 10)
     assert not has_value(0, 10)

@@ -16,6 +16,7 @@ import logging
 import os
 import tempfile
 import threading
+import time
 
 import transaction
 import ZODB
@@ -129,12 +130,29 @@ def first_open_lock(config_path):
         os.path.realpath(config_path).encode('utf-8')).hexdigest()[:16]
     path = os.path.join(tempfile.gettempdir(),
                         'zope.pipeline-open-%s.lock' % digest)
-    with open(path, 'a') as handle:
+    handle = open_lock_file(path)
+    try:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+    finally:
+        os.close(handle)
+
+
+def open_lock_file(path):
+    """A descriptor to flock ``path`` with, created if missing.
+
+    Read-only, so a process of another user (mod_wsgi's www-data after a
+    root process made the file, or the reverse) can lock it too; without
+    O_CREAT when it exists, which sticky /tmp refuses for another user's
+    file (fs.protected_regular).
+    """
+    try:
+        return os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
 
 
 class ProcessDatabase:
@@ -184,12 +202,30 @@ class ProcessDatabase:
         with self._lock:
             db, self.db = self.db, None
             if db is not None and self.pid == os.getpid():
+                wait_for_connections(db)
                 db.close()
                 logger.info('Closed the database of process %s', self.pid)
 
     def forget_after_fork(self):
         """In a child after fork: the parent's DB is not ours to use."""
         self._lock = threading.Lock()
+
+
+#: How long closing a database waits for requests in flight to give their
+#: connections back (a stopping mod_wsgi daemon process has 3 seconds in
+#: all; DB.close() would abort their transactions).
+CLOSE_WAIT = 2.5
+
+
+def wait_for_connections(db, timeout=CLOSE_WAIT, interval=0.05):
+    """Wait (at most ``timeout`` seconds) until no connection of ``db`` is
+    in use; return how many still are."""
+    deadline = time.monotonic() + timeout
+    while True:
+        in_use = len(db.pool.all) - len(db.pool.available)
+        if in_use <= 0 or time.monotonic() >= deadline:
+            return max(in_use, 0)
+        time.sleep(interval)
 
 
 def register_shutdown(callback):

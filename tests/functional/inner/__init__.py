@@ -24,6 +24,12 @@ ERROR_REPORTING_ZCML = (
     '<utility component="zope.error.error.globalErrorReportingUtility"\n'
     '         provides="zope.error.interfaces.IErrorReportingUtility" />')
 
+#: ZCML registering an error reporting utility that fails.
+BROKEN_ERROR_REPORTING_ZCML = (
+    '<utility factory="%s.views.BrokenErrorReporting"\n'
+    '         provides="zope.error.interfaces.IErrorReportingUtility" />'
+    % __name__)
+
 
 def reset():
     del seen[:]

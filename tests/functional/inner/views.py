@@ -15,6 +15,7 @@ from zope.component.hooks import getSite
 from zope.interface import Interface
 from zope.interface import implementer
 from zope.publisher.interfaces import BadRequest
+from zope.publisher.interfaces import INotFound
 from zope.publisher.interfaces import NotFound
 from zope.publisher.interfaces import Redirect
 from zope.publisher.interfaces.http import IResult
@@ -35,6 +36,15 @@ class IInnerError(Interface):
 
 @implementer(IInnerError)
 class InnerError(Exception):
+    pass
+
+
+class IPoliteNotFound(INotFound):
+    """A NotFound whose exception view leaves the status alone."""
+
+
+@implementer(IPoliteNotFound)
+class PoliteNotFound(NotFound):
     pass
 
 
@@ -122,6 +132,8 @@ class Fail(View):
                 request.getApplicationURL() + '/folder/doc/@@whoami'),
             'badrequest': lambda: BadRequest('bad input'),
             'conflict': lambda: ConflictError('conflicting'),
+            'polite': lambda: PoliteNotFound(self.context, 'missing',
+                                             request),
             'local': LocalError,
             'inner': InnerError,
             'broken': BrokenError,
@@ -145,6 +157,13 @@ class InnerErrorView:
         self.request.response.setStatus(409)
         return 'inner error view: raised by %s on %s' % (
             where.__name__, type(removeSecurityProxy(where.context)).__name__)
+
+
+class PoliteNotFoundView(InnerErrorView):
+    """An exception view that sets no status (the error's 404 stays)."""
+
+    def __call__(self):
+        return 'politely not found'
 
 
 class BrokenErrorView(InnerErrorView):
@@ -280,3 +299,42 @@ def record_before_traverse(ob, event):
 def record_end_request(event):
     seen.append({'event': 'end_request', 'object': event.object,
                  'request': event.request, 'site': getSite()})
+
+
+class XMLRPCMethods:
+    """XML-RPC methods, registered as views for XML-RPC requests."""
+
+    def __init__(self, context, request):
+        self.context = context
+        self.request = request
+
+
+class Failing(XMLRPCMethods):
+
+    def __call__(self, first, second):
+        raise RuntimeError('failing over XML-RPC')
+
+
+class Adding(XMLRPCMethods):
+
+    def __call__(self, first, second):
+        return first + second
+
+
+class BrokenErrorReporting:
+    """An error reporting utility that fails to report."""
+
+    def raising(self, info, request=None):
+        raise OSError('the error log is full')
+
+
+class DocumentMethods:
+    """Plain-HTTP method views of a Document: only PUT."""
+
+    def __init__(self, context, request):
+        self.context = context
+        self.request = request
+
+    def PUT(self):
+        self.request.response.setHeader('Content-Type', 'text/plain')
+        return 'put'

@@ -7,7 +7,10 @@ from zope.publisher.interfaces import Retry
 from . import plan
 from .content import Counter
 
+
 def make_error(kind):
+    """The error of a kind: conflict, transient, retry, or anything else
+    for a plain (not transient) error."""
     if kind == 'conflict':
         return ConflictError(object=Counter())
     if kind == 'transient':

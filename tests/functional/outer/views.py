@@ -7,6 +7,7 @@ import transaction
 from zope.security.proxy import removeSecurityProxy
 from zope.traversing.browser import absoluteURL
 
+from . import plan
 from . import seen
 from .failures import fail_if_planned
 
@@ -82,14 +83,10 @@ class BumpView(View):
         attempt = self.attempt()
         seen.append({'view': 'bump', 'attempt': attempt})
         current = getattr(context, 'counter', 0)
-        if attempt <= self.plan_failures():
+        if attempt <= plan['failures']:
             commit_elsewhere(context)
         context.counter = current + 1
         return str(context.counter)
-
-    def plan_failures(self):
-        from . import plan
-        return plan['failures']
 
 
 def commit_elsewhere(ob):

@@ -7,9 +7,12 @@ administrator credentials (``--admin-user``, ``--admin-password``; root
 through the server's socket by default).  The user may connect from the
 host the application connects from: ``localhost`` and ``127.0.0.1`` when
 the database is on this machine, else any host (``%``), or the
-``--client-host`` values.  Running it again changes nothing but the
-password, set again from the ZConfig file.  ``--drop`` removes the
-database and the user instead.  RelStorage creates its tables on first use.
+``--client-host`` values.  Then it opens the database as the application
+will, so RelStorage creates its tables and the root application is
+created with the site's content: servers starting together on several
+machines later find a complete database.  Running it again changes nothing
+but the password, set again from the ZConfig file.  ``--drop`` removes the
+database and the user instead.
 """
 
 import os
@@ -62,10 +65,25 @@ def run(args):
         execute(connection, statements)
     finally:
         connection.close()
+    if not args.drop:
+        prepare_database(os.path.abspath(args.ini), args.name)
     action = 'Dropped' if args.drop else 'Ready'
     print('%s: database %s, user %s@%s' % (
         action, target['db'], target['user'], ','.join(hosts)))
     return 0
+
+
+def prepare_database(ini, name='main'):
+    """Open the site's databases with the application's credentials: the
+    tables and the root application are created, then closed."""
+    from zope.pipeline import storage
+    from zope.pipeline.commands.serve import load_application
+    from zope.pipeline.commands.serve import open_databases
+    application, publisher = load_application(ini, name)
+    try:
+        open_databases(publisher)
+    finally:
+        storage.close_all()
 
 
 def zodb_config_of(ini, name='main'):

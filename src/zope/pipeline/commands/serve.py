@@ -69,9 +69,12 @@ def add_arguments(parser):
                         'daemon processes (default: %s)' % DEFAULT_USER)
     parser.add_argument('--group', help='mod_wsgi under root: their group '
                         '(default: the user\'s group)')
-    parser.add_argument('mod_wsgi_options', nargs='*', metavar='-- OPTION',
-                        help='more mod_wsgi-express start-server options, '
-                        'after --')
+    parser.add_argument('--express-option', action='append', default=[],
+                        metavar='OPTION', dest='express_options',
+                        help='mod_wsgi: one more mod_wsgi-express '
+                        'start-server option, e.g. '
+                        '--express-option=--graceful-timeout=30 '
+                        '(repeatable)')
 
 
 def run(args):
@@ -85,9 +88,9 @@ def run(args):
     if args.reload and not args.mod_wsgi:
         raise SystemExit('--reload needs --mod-wsgi (mod_wsgi-express '
                          'restarts its daemon processes on changes).')
-    if args.mod_wsgi_options and not args.mod_wsgi:
-        raise SystemExit('Options after -- are for mod_wsgi-express: they '
-                         'need --mod-wsgi.')
+    if args.express_options and not args.mod_wsgi:
+        raise SystemExit('--express-option is for mod_wsgi-express: it '
+                         'needs --mod-wsgi.')
     configure_logging(ini)
     application, publisher = load_application(ini, args.name)
     check_threads(publisher, threads, '--threads / [server:main] threads')
@@ -303,7 +306,7 @@ def serve_mod_wsgi(args, ini, publisher, host, port, threads):
     command = mod_wsgi_command(
         express, script, host=host, port=port, processes=args.processes,
         threads=threads, server_root=server_root, user=user, group=group,
-        reload=args.reload, extra=args.mod_wsgi_options)
+        reload=args.reload, extra=args.express_options)
     print('Serving on http://%s:%d/ (mod_wsgi daemon mode, %d processes x '
           '%d threads; server root %s)' % (host, port, args.processes,
                                            threads, server_root), flush=True)

@@ -164,11 +164,14 @@ class Collector:
 
     def _aggregate(self, record):
         view_name = record.view or NO_VIEW
-        end = max(record.end, record.start)
-        duration = end - record.start
+        start = record.start
+        end = max(record.end, start)
+        duration = end - start
         retries = record.attempt - 1
         code = status_code(record.status)
-        view = self._step(align(end, self.step)).view(view_name)
+        step_start = align(end, self.step)
+        step = self._step(step_start)
+        view = step.view(view_name)
         view.requests += 1
         view.statuses[code] = view.statuses.get(code, 0) + 1
         view.bytes += record.bytes
@@ -177,9 +180,16 @@ class Collector:
         view.duration += duration
         bucket = fine_bucket(duration)
         view.latency[bucket] = view.latency.get(bucket, 0) + 1
-        self._add_busy(record.accounted, end)
-        for start, seconds in spread(record.start, end, self.step):
-            self._step(start).view(view_name).busy += seconds
+        if start >= step_start:         # within one step: the usual case
+            view.busy += duration
+            step.busy += max(0.0, end - max(record.accounted, start))
+        else:
+            self._add_busy(record.accounted, end)
+            for begin, seconds in spread(start, end, self.step):
+                self._step(begin).view(view_name).busy += seconds
+        self._add_totals(view_name, code, record, retries, duration)
+
+    def _add_totals(self, view_name, code, record, retries, duration):
         totals = self.totals.get(view_name)
         if totals is None:
             totals = self.totals[view_name] = ViewTotals(len(self.bounds) + 1)

@@ -2,9 +2,10 @@
 
 With ``debug_headers.enabled = true`` every response carries
 ``X-Pipeline-Pid`` (the id of the process that served it: with several
-mod_wsgi daemon processes the responses show them all) and
+mod_wsgi daemon processes the responses show them all),
 ``X-Pipeline-Attempt`` (the attempt of the retry stage that succeeded, when
-retry ran).  Disabled, the factory returns the next application itself, so
+retry ran) and, under mod_wsgi, ``X-Pipeline-Process-Group`` (the daemon
+process group that served it).  Disabled, the factory returns the next application itself, so
 the stage costs nothing.
 """
 
@@ -17,17 +18,19 @@ from zope.pipeline import environ as keys
 
 PID_HEADER = 'X-Pipeline-Pid'
 ATTEMPT_HEADER = 'X-Pipeline-Attempt'
+GROUP_HEADER = 'X-Pipeline-Process-Group'
 
 
 class IDebugHeadersSettings(Interface):
 
-    enabled = Bool(title='Add X-Pipeline-Pid and X-Pipeline-Attempt to '
+    enabled = Bool(title='Add X-Pipeline-Pid, -Attempt and -Process-Group to '
                          'every response (never in production)',
                    default=False, required=False)
 
 
 environ_keys = {
     keys.ATTEMPT: 'read: the attempt that succeeded (X-Pipeline-Attempt)',
+    'mod_wsgi.process_group': 'read: X-Pipeline-Process-Group',
 }
 
 
@@ -54,6 +57,9 @@ def debug_headers(environ):
     attempt = environ.get(keys.ATTEMPT)
     if attempt is not None:
         headers.append((ATTEMPT_HEADER, str(attempt)))
+    group = environ.get('mod_wsgi.process_group')
+    if group:
+        headers.append((GROUP_HEADER, group))
     return headers
 
 

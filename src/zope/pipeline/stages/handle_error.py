@@ -177,11 +177,8 @@ def render_view(environ, request, response, error):
         view = queryMultiAdapter((located, request), name=name)
         if view is None:
             return False
-        status = response.getStatus()
-        body = mapply(view, (), request)
-        if response.getStatus() in (200, 599):
-            response.setStatus(status)
-        response.setResult(body)
+        # the view may set a status of its own; else the error's stays
+        response.setResult(mapply(view, (), request))
         return True
     finally:
         if manager is not None:
@@ -227,7 +224,8 @@ class HandleErrorStage:
         with error_scene(environ.get(keys.CONTEXT), request):
             self.report(environ, request, status, exc_info)
             response.reset()
-            if IXMLRPCRequest.providedBy(request) and status >= 500:
+            if IXMLRPCRequest.providedBy(request) and status != 401:
+                # XML-RPC clients understand faults, not error pages
                 response.handleException(exc_info)
                 return emit(environ, response, start_response, exc_info)
             if IRedirect.providedBy(error):

@@ -24,8 +24,10 @@ The body is wrapped so that ``close()`` is forwarded exactly once, but:
 Everything else (aggregation, exporting) happens after ``close()``, in
 the background (see ``zope.pipeline.metrics``).  The stage also answers
 the Prometheus endpoint (``metrics.path``, default ``/_metrics``) for
-clients in ``metrics.allow``; anyone else's request for that path goes on
-down the pipeline like any other.
+clients in ``metrics.allow`` (those scrapes are not counted); anyone
+else's request for that path goes on down the pipeline like any other.
+Requests that published no view (a 404 in traversal, an error page of an
+outer stage) are counted under the view ``none``.
 """
 
 import hashlib

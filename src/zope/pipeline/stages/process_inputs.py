@@ -2,13 +2,14 @@
 
 Form marshalling (``:int``, ``:list``, ``:record``, ``:method``...) and
 charset negotiation (Accept-Charset) are zope.publisher's.  What it cannot
-understand becomes a 400 here, not a 500: a bad ``:int`` or ``:float``, an
-unknown charset, a form value in none of the acceptable charsets (which
-zope.publisher would hand to the view as bytes), a malformed XML-RPC body,
-and a malformed multipart body (which zope.publisher's lenient parser would
-turn into a silently empty or partial form, as it would a body in an
-unknown charset or with too many fields: the body is checked first, by the
-same parser with its errors reported, then rewound).
+understand becomes a BadInput here (a 400, or an XML-RPC fault), not a
+500: a bad ``:int`` or ``:float``, an unknown charset, a form value in none
+of the acceptable charsets (which zope.publisher would hand to the view as
+bytes), a malformed XML-RPC body, and a malformed multipart body (which
+zope.publisher's lenient parser would turn into a silently empty or
+partial form, as it would a body in an unknown charset or with too many
+fields: the body is checked first, by the same parser with its errors
+reported, then rewound).
 """
 
 import codecs

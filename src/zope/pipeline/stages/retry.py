@@ -59,7 +59,8 @@ environ_keys = {
     'CONTENT_LENGTH': 'set to the buffered body length',
     'HTTP_TRANSFER_ENCODING': 'removed: the body is no longer chunked',
     'wsgi.input_terminated': 'read: the body may be read to its end',
-    keys.ATTEMPT: 'written: the number of this attempt (1, 2, ...)',
+    keys.ATTEMPT: 'written: the number of this attempt (1, 2, ...); in '
+                  "the server's environ, the last attempt made",
     keys.RETRIES_LEFT: 'written: attempts left after this one',
 }
 
@@ -304,6 +305,7 @@ class RetryStage:
 
     def give_up(self, environ, start_response, error, attempt):
         """The last attempt failed transiently: log it, answer 503."""
+        environ[keys.ATTEMPT] = attempt
         logger.error('Giving up on %s %s after %d attempts: %s',
                      environ.get('REQUEST_METHOD'),
                      loggable(environ.get('PATH_INFO', '')), attempt,

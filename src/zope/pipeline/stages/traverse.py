@@ -51,9 +51,10 @@ def traversal_stack(path):
     return names
 
 
-def method_suffix(request):
-    """The names a ``:method`` form field added to the path, if any."""
-    return tuple(getattr(request, '_path_suffix', None) or ())
+def has_method_suffix(request):
+    """Whether a ``:method`` form field added names to the path (read
+    before traversal: traversing them empties zope.publisher's list)."""
+    return bool(getattr(request, '_path_suffix', None))
 
 
 def set_base_for_method(request):
@@ -91,9 +92,10 @@ class TraverseStage:
         root = ProxyFactory(environ[keys.ROOT]())
         environ[keys.CONTEXT] = root
         resolve_dot_segments(request, root)
-        suffix = method_suffix(request)
+        method_page = has_method_suffix(request) and \
+            IBrowserRequest.providedBy(request)
         environ[keys.PUBLISHED] = request.traverse(root)
-        if suffix and IBrowserRequest.providedBy(request):
+        if method_page:
             set_base_for_method(request)
         environ[keys.DEFAULT_VIEW] = tuple(traversal.default_names)
         return self.next_app(environ, start_response)

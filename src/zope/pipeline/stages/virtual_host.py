@@ -38,10 +38,10 @@ class IVirtualHostSettings(Interface):
 environ_keys = {
     'REMOTE_ADDR': 'read: is the connection from a trusted proxy?',
     'wsgi.url_scheme': 'written from a trusted Forwarded/X-Forwarded-Proto',
-    'HTTP_HOST': 'written from a trusted Forwarded/X-Forwarded-Host/-Port',
+    'HTTP_HOST': 'checked (400 when malformed); written from a trusted '
+                 'Forwarded/X-Forwarded-Host/-Port',
     'SERVER_PORT': 'written from a trusted X-Forwarded-Port',
     'PATH_INFO': 'read: ++vh++ checked; rewritten for a trusted X-Vhm-Host',
-    'HTTP_HOST (checked)': 'a malformed Host header gets 400',
     'HTTPS': "set to 'on' for https requests",
     'HTTP_FORWARDED, HTTP_X_FORWARDED_*, HTTP_X_VHM_*':
         'removed unless trusted',

@@ -1,0 +1,61 @@
+"""Two processes open a new database at the same moment (as two mod_wsgi
+daemon processes starting together do): exactly one creates the root
+application with the sample content, and both then see that one."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.integration import support
+
+pytestmark = pytest.mark.integration
+
+CONTENDERS = 2
+
+
+def race(config_path):
+    start_at = time.time() + 3
+    processes = [subprocess.Popen(
+        [sys.executable, '-m', 'tests.integration.race_worker', config_path,
+         str(start_at)], cwd=ROOT, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True) for _ in range(CONTENDERS)]
+    results = []
+    try:
+        for process in processes:
+            out, err = process.communicate(timeout=120)
+            assert process.returncode == 0, err
+            results.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait(10)
+    return results
+
+
+def assert_one_root(results):
+    assert [result['created'] for result in results].count(True) == 1
+    assert len({result['oid'] for result in results}) == 1
+    assert [result['items'] for result in results] == [10] * CONTENDERS
+
+
+def test_bootstrap_race_on_sqlite_creates_exactly_one_root():
+    with support.sqlite_site() as site:
+        results = race(site.zconfig)
+        assert os.path.exists(os.path.join(site.var, 'main.sqlite3'))
+    assert_one_root(results)
+
+
+def test_bootstrap_race_on_mysql_creates_exactly_one_root():
+    support.need_mysql()
+    with support.scratch_directory() as directory, \
+            support.mysql_database() as database:
+        site = support.mysql_site(directory, database)
+        result = support.zope_pipeline('init-db', site.ini)
+        assert result.returncode == 0, result.stderr
+        assert_one_root(race(site.zconfig))

@@ -1,0 +1,149 @@
+"""mod_wsgi in daemon mode with several processes, on RelStorage/SQLite:
+every process serves the site, the first start creates exactly one root,
+concurrent writes from several processes all count, the databases are
+closed at shutdown, and restarts lose no request."""
+
+import concurrent.futures
+import os
+import re
+import time
+
+import pytest
+
+from tests.integration import support
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def site():
+    support.need_mod_wsgi()
+    with support.sqlite_site() as site:
+        yield site
+
+
+def pids_serving(port, requests=200, wanted=2, workers=4):
+    """GET the page concurrently until ``wanted`` processes answered (at
+    most ``requests`` requests); return {pid: count} and the statuses."""
+    seen, statuses = {}, []
+
+    def get(_):
+        status, headers, body = support.request(port, support.PAGE)
+        return status, headers.get('X-Pipeline-Pid'), body
+
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        for start in range(0, requests, workers * 5):
+            batch = range(start, min(requests, start + workers * 5))
+            for status, pid, body in pool.map(get, batch):
+                statuses.append(status)
+                assert len(support.item_titles(body)) == 10, body[:500]
+                seen[pid] = seen.get(pid, 0) + 1
+            if len(seen) >= wanted:
+                break
+    return seen, statuses
+
+
+def test_two_daemon_processes_both_serve_the_page_from_one_new_root(site):
+    server = support.ModWsgiServer(site, processes=2, threads=1)
+    with support.running(server):
+        seen, statuses = pids_serving(server.port)
+        assert set(statuses) == {200}
+        assert len(seen) == 2, seen
+        assert None not in seen
+    log = server.log()
+    # Both processes opened the new database at their start, at once:
+    # exactly one created the root application.
+    assert log.count('Created the root application') == 1, log
+    # Each process closed its database at shutdown (mod_wsgi's hook).
+    closed = set(re.findall(r'Closed the database of process (\d+)', log))
+    assert set(seen) <= closed, log
+
+
+def test_concurrent_increments_from_two_processes_all_count(tmp_path):
+    """Every increment writes the same object: the conflicts between the
+    processes' threads are retried (retry.attempts = 10 here: 8 clients
+    on one object can exhaust the 4 of deploy.ini) and none is lost."""
+    support.need_mod_wsgi()
+    support.need_ab()
+    empty = tmp_path / 'empty'
+    empty.write_bytes(b'')
+    with support.sqlite_site({'retry.attempts': 10}) as site:
+        server = support.ModWsgiServer(site, processes=2, threads=2)
+        with support.running(server):
+            url = 'http://127.0.0.1:%d/counter/@@increment' % server.port
+            figures = support.ab(url, 200, 8, post_file=str(empty))
+            status, headers, body = support.request(server.port, '/counter')
+        retried = server.log().count('Retrying POST /counter/@@increment')
+    assert figures['complete'] == 200, figures['text']
+    assert figures['failed'] == figures['length_differs'], figures['text']
+    assert figures['non_2xx'] == 0, figures['text']
+    assert body == '200'
+    assert retried > 0
+
+
+def restart_under_load(server, restart, requests=2000, concurrency=8):
+    """Run ab against the page; restart once it is under way."""
+    url = 'http://127.0.0.1:%d%s' % (server.port, support.PAGE)
+    before = pids_serving(server.port)[0]
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        load = pool.submit(support.ab, url, requests, concurrency)
+        time.sleep(1.5)
+        restart()
+        figures = load.result(timeout=180)
+    after = pids_serving(server.port)[0]
+    return figures, before, after
+
+
+def test_touching_the_wsgi_script_restarts_the_daemons_without_losing_a_request(
+        site):
+    support.need_ab()
+    server = support.ModWsgiServer(site, processes=2, threads=2)
+    with support.running(server):
+        figures, before, after = restart_under_load(
+            server, lambda: os.utime(server.script))
+    assert figures['complete'] == 2000, figures['text']
+    assert figures['failed'] == 0, figures['text']
+    assert figures['non_2xx'] == 0, figures['text']
+    assert not set(before) & set(after), (before, after)
+
+
+def test_apache_graceful_restart_under_load_loses_no_request(site):
+    support.need_ab()
+    server = support.ModWsgiServer(site, processes=2, threads=2)
+    with support.running(server):
+        figures, before, after = restart_under_load(
+            server, lambda: server.apachectl('graceful'))
+    assert figures['complete'] == 2000, figures['text']
+    assert figures['failed'] == 0, figures['text']
+    assert figures['non_2xx'] == 0, figures['text']
+    assert not set(before) & set(after), (before, after)
+
+
+def touch_script(server):
+    os.utime(server.script)
+    # A daemon process notices the change on its next request.
+    return support.request(server.port, support.PAGE)
+
+
+@pytest.mark.parametrize('restart', ['graceful', 'touch'])
+def test_a_request_in_flight_during_a_restart_completes(restart):
+    """apachectl graceful gives a daemon process 3 seconds and the
+    database waits for the connections in use before it closes; a daemon
+    reload (the WSGI script touched) waits for the requests in flight."""
+    support.need_mod_wsgi()
+    with support.sqlite_site(site_zcml=support.SLOW_SITE_ZCML) as site:
+        server = support.ModWsgiServer(site, processes=2, threads=2)
+        with support.running(server):
+            with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                in_flight = pool.submit(support.request, server.port,
+                                        '/@@slow?seconds=2')
+                time.sleep(0.5)
+                if restart == 'graceful':
+                    server.apachectl('graceful')
+                else:
+                    pool.submit(touch_script, server).result(timeout=60)
+                status, headers, body = in_flight.result(timeout=60)
+            server.wait_until_serving(60)
+        log = server.log()
+    assert (status, body) == (200, 'slept 2'), log
+    assert 'Traceback' not in log

@@ -1,0 +1,359 @@
+"""`zope-pipeline serve` without a real server: what it checks, the
+mod_wsgi-express command it becomes, the WSGI script it writes, what a
+daemon process does with that script, and waitress."""
+
+import os
+import pwd
+import sys
+import types
+
+import pytest
+import webtest
+
+from tests.conftest import ROOT
+from tests.conftest import need
+from tests.integration import support
+from zope.pipeline.cli import main as zope_pipeline
+from zope.pipeline.commands import serve
+
+SITE_ZCML = os.path.join(ROOT, 'etc', 'site.zcml')
+
+INI = '''\
+[app:main]
+use = egg:zope.pipeline#main
+site_zcml = %(site_zcml)s
+open_root.zodb_config = %%(here)s/zodb.conf
+open_root.populate = zope.pipeline.sample.content.populate
+debug_headers.enabled = true
+
+[server:main]
+use = egg:waitress#main
+host = 127.0.0.2
+port = 9999
+threads = %(threads)d
+'''
+
+ZCONFIG = '''\
+%%import relstorage
+<zodb main>
+  pool-size %(pool_size)d
+  <relstorage>
+    keep-history false
+    cache-local-dir $here/var/cache
+    <sqlite3>
+      data-dir $here/var/data
+    </sqlite3>
+  </relstorage>
+</zodb>
+'''
+
+
+@pytest.fixture
+def site_dir():
+    with support.scratch_directory() as directory:
+        os.mkdir(os.path.join(directory, 'var'))
+        yield directory
+
+
+def write_site(directory, threads=4, pool_size=8, loggers=''):
+    ini = os.path.join(directory, 'site.ini')
+    with open(ini, 'w') as stream:
+        stream.write(INI % {'site_zcml': SITE_ZCML, 'threads': threads}
+                     + loggers)
+    with open(os.path.join(directory, 'zodb.conf'), 'w') as stream:
+        stream.write(ZCONFIG % {'pool_size': pool_size})
+    return ini
+
+
+@pytest.fixture
+def exec_calls(monkeypatch):
+    """Instead of becoming mod_wsgi-express, record its command line."""
+    calls = []
+    monkeypatch.setattr(serve, 'exec_command', calls.append)
+    monkeypatch.setattr(serve, 'find_mod_wsgi_express',
+                        lambda: '/usr/bin/mod_wsgi-express')
+    return calls
+
+
+@pytest.fixture
+def as_user(monkeypatch):
+    """Pretend not to be root (no --user, nothing chowned)."""
+    monkeypatch.setattr(os, 'geteuid', lambda: 1000)
+
+
+# -- checks before anything starts
+
+
+def test_more_threads_than_the_pool_size_refuses_to_start(
+        clean_zope, site_dir):
+    ini = write_site(site_dir, threads=9, pool_size=8)
+    with pytest.raises(SystemExit) as raised:
+        zope_pipeline(['serve', ini])
+    message = str(raised.value)
+    assert '9 threads per process' in message
+    assert 'pool-size of %s/zodb.conf is 8' % site_dir in message
+
+
+def test_threads_flag_is_checked_against_the_pool_too(
+        clean_zope, site_dir, exec_calls):
+    ini = write_site(site_dir, threads=4, pool_size=8)
+    with pytest.raises(SystemExit, match='12 threads per process'):
+        zope_pipeline(['serve', ini, '--mod-wsgi', '--threads', '12'])
+    assert exec_calls == []
+
+
+def test_in_memory_database_has_zodbs_default_pool_of_seven(clean_zope):
+    from zope.pipeline.app import make_app
+    publisher = make_app(SITE_ZCML)
+    serve.check_threads(publisher, 7, 'test')
+    with pytest.raises(SystemExit, match='the database in memory is 7'):
+        serve.check_threads(publisher, 8, 'test')
+
+
+def test_reload_needs_mod_wsgi(site_dir):
+    with pytest.raises(SystemExit, match='--reload needs --mod-wsgi'):
+        zope_pipeline(['serve', write_site(site_dir), '--reload'])
+
+
+def test_mod_wsgi_options_need_mod_wsgi(site_dir):
+    with pytest.raises(SystemExit, match='needs --mod-wsgi'):
+        zope_pipeline(['serve', write_site(site_dir),
+                       '--express-option=--graceful-timeout=30'])
+
+
+def test_missing_ini_is_named(tmp_path):
+    with pytest.raises(SystemExit, match='does not exist'):
+        zope_pipeline(['serve', str(tmp_path / 'nowhere.ini')])
+
+
+def test_an_ini_without_a_publisher_is_refused(tmp_path):
+    ini = tmp_path / 'other.ini'
+    ini.write_text('[app:main]\nuse = call:tests.integration.'
+                   'test_serve_command:plain_app\n')
+    with pytest.raises(SystemExit, match='builds no zope.pipeline'):
+        serve.load_application(str(ini))
+
+
+def plain_app(global_conf, **settings):
+    return lambda environ, start_response: []
+
+
+def test_server_section_gives_defaults_and_is_optional(site_dir, tmp_path):
+    assert serve.server_section(write_site(site_dir))['port'] == '9999'
+    bare = tmp_path / 'bare.ini'
+    bare.write_text('[app:main]\nuse = egg:zope.pipeline#main\n')
+    assert serve.server_section(str(bare)) == {}
+
+
+# -- mod_wsgi
+
+
+def test_mod_wsgi_becomes_mod_wsgi_express_in_daemon_mode(
+        clean_zope, site_dir, exec_calls, as_user, capsys):
+    ini = write_site(site_dir)
+    root = os.path.join(site_dir, 'apache')
+    assert zope_pipeline(['serve', ini, '--mod-wsgi', '--processes', '3',
+                          '--threads', '2', '--port', '8123',
+                          '--server-root', root, '--reload',
+                          '--express-option=--graceful-timeout=30']) == 0
+    [command] = exec_calls
+    script = os.path.join(root, 'application.wsgi')
+    assert command[:3] == ['/usr/bin/mod_wsgi-express', 'start-server',
+                           script]
+    options = dict(zip(command[3:15:2], command[4:15:2]))
+    assert options['--host'] == '127.0.0.2'
+    assert options['--port'] == '8123'
+    assert options['--processes'] == '3'
+    assert options['--threads'] == '2'
+    assert options['--locale'] == 'C.UTF-8'
+    assert options['--server-root'] == root
+    assert '--user' not in command
+    assert '--reload-on-changes' in command
+    assert command[-1] == '--graceful-timeout=30'
+    with open(script) as stream:
+        text = stream.read()
+    assert repr(ini) in text
+    assert 'wsgi_application(' in text
+    assert 'http://127.0.0.2:8123/' in capsys.readouterr().out
+
+
+def test_under_root_the_daemons_run_as_www_data_owning_the_storage(
+        clean_zope, site_dir, exec_calls):
+    need(os.geteuid() == 0, 'only root can give directories to www-data')
+    ini = write_site(site_dir)
+    data = os.path.join(site_dir, 'var', 'data')
+    os.makedirs(data)
+    old_file = os.path.join(data, 'main.sqlite3')
+    open(old_file, 'w').close()
+    zope_pipeline(['serve', ini, '--mod-wsgi', '--port', '8124',
+                   '--server-root', os.path.join(site_dir, 'apache')])
+    [command] = exec_calls
+    assert command[command.index('--user') + 1] == 'www-data'
+    assert command[command.index('--group') + 1] == 'www-data'
+    www_data = pwd.getpwnam('www-data').pw_uid
+    for path in (data, old_file, os.path.join(site_dir, 'var', 'cache')):
+        assert os.stat(path).st_uid == www_data, path
+
+
+def test_default_server_root_is_var_beside_the_etc_of_the_ini():
+    assert serve.default_server_root('/srv/site/etc/deploy.ini', 8080) == \
+        '/srv/site/var/mod_wsgi-8080'
+
+
+def test_unknown_daemon_user_is_named(monkeypatch):
+    monkeypatch.setattr(os, 'geteuid', lambda: 0)
+    with pytest.raises(SystemExit, match="'nobody-here' does not exist"):
+        serve.run_as('nobody-here')
+    assert serve.run_as('www-data', 'www-data') == ('www-data', 'www-data')
+
+
+def test_not_root_runs_as_itself(as_user):
+    assert serve.run_as('www-data') == (None, None)
+
+
+def test_a_project_www_data_cannot_read_is_refused(tmp_path):
+    hidden = tmp_path / 'hidden'
+    hidden.mkdir()
+    ini = hidden / 'site.ini'
+    ini.write_text('')
+    os.chmod(hidden, 0o700)
+    with pytest.raises(SystemExit) as raised:
+        serve.check_readable_by('www-data', 'www-data', [str(ini)])
+    assert 'www-data cannot read %s' % ini in str(raised.value)
+
+
+def test_permission_bits_decide_for_owner_group_and_others(site_dir):
+    path = os.path.join(site_dir, 'file')
+    open(path, 'w').close()
+    os.chmod(path, 0o640)
+    info = os.stat(path)
+    assert serve.allowed(info, info.st_uid, set(), 'r')
+    assert serve.allowed(info, info.st_uid + 1, {info.st_gid}, 'r')
+    assert not serve.allowed(info, info.st_uid + 1, set(), 'r')
+    assert serve.first_blocked(path, info.st_uid + 1, set()) == path
+    os.chmod(path, 0o644)
+    assert serve.first_blocked(path, info.st_uid + 1, set()) is None
+
+
+def test_the_project_is_readable_by_www_data():
+    serve.check_readable_by('www-data', 'www-data', [
+        os.path.join(ROOT, 'etc', 'deploy.ini'), sys.prefix])
+
+
+def test_mod_wsgi_express_is_found_beside_python_or_named(monkeypatch):
+    assert os.path.basename(serve.find_mod_wsgi_express()) == \
+        'mod_wsgi-express'
+    monkeypatch.setattr(sys, 'executable', '/nonexistent/python')
+    monkeypatch.setattr(serve.shutil, 'which', lambda name: None)
+    with pytest.raises(SystemExit, match='mod_wsgi-express is not '
+                                         'installed'):
+        serve.find_mod_wsgi_express()
+
+
+# -- in a daemon process
+
+
+@pytest.fixture
+def mod_wsgi_module(monkeypatch):
+    module = types.ModuleType('mod_wsgi')
+    module.threads_per_process = 2
+    module.shutdown_callbacks = []
+    module.subscribe_shutdown = module.shutdown_callbacks.append
+    monkeypatch.setitem(sys.modules, 'mod_wsgi', module)
+    return module
+
+
+def test_wsgi_script_loads_the_site_and_opens_its_database(
+        clean_zope, site_dir, mod_wsgi_module):
+    ini = write_site(site_dir)
+    application = serve.wsgi_application(ini)
+    assert os.path.exists(os.path.join(site_dir, 'var', 'data',
+                                       'main.sqlite3'))
+    assert mod_wsgi_module.shutdown_callbacks
+    response = webtest.TestApp(application, lint=True).get('/folder/page')
+    assert response.headers['X-Pipeline-Pid'] == str(os.getpid())
+
+
+def test_wsgi_script_refuses_more_daemon_threads_than_connections(
+        clean_zope, site_dir, mod_wsgi_module):
+    mod_wsgi_module.threads_per_process = 20
+    with pytest.raises(SystemExit, match='mod_wsgi threads_per_process'):
+        serve.wsgi_application(write_site(site_dir))
+
+
+def test_outside_mod_wsgi_there_is_no_thread_count(monkeypatch):
+    monkeypatch.setitem(sys.modules, 'mod_wsgi', None)
+    assert serve.mod_wsgi_threads() is None
+
+
+def test_logging_comes_from_the_ini_when_it_has_loggers(site_dir):
+    import logging
+    loggers = ('\n[loggers]\nkeys = root\n\n[handlers]\nkeys = null\n\n'
+               '[formatters]\nkeys =\n\n[logger_root]\nlevel = ERROR\n'
+               'handlers = null\n\n[handler_null]\nclass = NullHandler\n'
+               'args = ()\n')
+    root = logging.getLogger()
+    saved = root.level, list(root.handlers)
+    try:
+        assert serve.configure_logging(write_site(site_dir, loggers=loggers))
+        assert root.level == logging.ERROR
+    finally:
+        root.setLevel(saved[0])
+        root.handlers[:] = saved[1]
+    assert not serve.configure_logging(write_site(site_dir))
+
+
+# -- the root URL mapped into the site
+
+
+def test_site_path_is_published_at_the_root_url(make_testapp):
+    app = make_testapp(SITE_ZCML, {'open_root': {
+        'populate': 'zope.pipeline.sample.content.populate'}})
+    mapped = webtest.TestApp(serve.SiteAtRoot(app.app, '/folder/'),
+                             extra_environ={'REMOTE_ADDR': '127.0.0.1'},
+                             lint=True)
+    home = mapped.get('/', extra_environ={'HTTP_HOST': 'www.example.com'})
+    assert '<h1>A folder of pages</h1>' in home.text
+    assert 'href="http://www.example.com/page"' in home.text
+    page = mapped.get('/page', extra_environ={
+        'HTTP_HOST': 'example.com:8080', 'SCRIPT_NAME': '/site'})
+    assert 'href="http://example.com:8080/site/page/item-01"' in page.text
+
+
+def test_host_and_port_of_a_request():
+    assert serve.host_and_port({'HTTP_HOST': 'a.example:81'}) == \
+        ('a.example', '81')
+    assert serve.host_and_port({'HTTP_HOST': 'a.example',
+                                'wsgi.url_scheme': 'https'}) == \
+        ('a.example', '443')
+    assert serve.host_and_port({'HTTP_HOST': '[::1]'}) == ('[::1]', '80')
+    assert serve.host_and_port({'SERVER_NAME': 'b.example',
+                                'SERVER_PORT': '8080'}) == \
+        ('b.example', '8080')
+    assert serve.SiteAtRoot(None, '/').site_path == ''
+
+
+# -- waitress
+
+
+def test_waitress_serves_after_opening_the_database(
+        clean_zope, site_dir, monkeypatch, capsys):
+    import signal
+
+    import waitress
+    served = []
+    monkeypatch.setattr(waitress, 'serve',
+                        lambda app, **options: served.append(options))
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        assert zope_pipeline(['serve', write_site(site_dir),
+                              '--port', '8125']) == 0
+        assert signal.getsignal(signal.SIGTERM) is serve.exit_on_signal
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert served == [{'host': '127.0.0.2', 'port': 8125, 'threads': 4}]
+    assert os.path.exists(os.path.join(site_dir, 'var', 'data',
+                                       'main.sqlite3'))
+    assert 'http://127.0.0.2:8125/ (waitress' in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        serve.exit_on_signal(signal.SIGTERM, None)

@@ -1,0 +1,150 @@
+"""etc/app.wsgi under a system Apache configured by
+etc/apache/zope-pipeline.conf: the site's daemon processes serve the page,
+administrative URLs go to their own daemon process group, and HTTP Basic
+credentials reach the application."""
+
+import base64
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.conftest import need
+from tests.integration import support
+
+pytestmark = pytest.mark.integration
+
+MODULES = '/usr/lib/apache2/modules'
+
+HTTPD_CONF = '''\
+ServerRoot "%(apache)s"
+ServerName localhost
+Listen 127.0.0.1:%(port)d
+PidFile %(apache)s/httpd.pid
+DefaultRuntimeDir %(apache)s
+ErrorLog %(apache)s/error.log
+LogLevel warn
+LoadModule mpm_event_module %(modules)s/mod_mpm_event.so
+LoadModule authz_core_module %(modules)s/mod_authz_core.so
+%(module_config)s
+WSGISocketPrefix %(apache)s/wsgi
+User www-data
+Group www-data
+Define ZOPE_PIPELINE_ROOT %(root)s
+Define ZOPE_PIPELINE_VENV %(venv)s
+Define ZOPE_PIPELINE_PORT %(port)d
+Include %(root)s/etc/apache/zope-pipeline.conf
+'''
+
+
+def module_config():
+    result = subprocess.run([support.MOD_WSGI_EXPRESS, 'module-config'],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def make_project(directory):
+    """A copy of etc/ (app.wsgi, deploy.ini, site.zcml, zodb-sqlite.conf,
+    apache/) with a var/ the daemon processes may write."""
+    shutil.copytree(os.path.join(ROOT, 'etc'), os.path.join(directory, 'etc'))
+    var = os.path.join(directory, 'var')
+    os.mkdir(var)
+    entry = pwd.getpwnam('www-data')
+    os.chown(var, entry.pw_uid, entry.pw_gid)
+    apache = os.path.join(directory, 'apache')
+    os.mkdir(apache)
+    return apache
+
+
+class SystemApache:
+
+    def __init__(self, conf, error_log, port):
+        self.conf = conf
+        self.error_log = error_log
+        self.port = port
+        self.process = None
+
+    def start(self, timeout=120):
+        apache2 = shutil.which('apache2') or shutil.which('httpd')
+        self.process = subprocess.Popen(
+            [apache2, '-f', self.conf, '-DFOREGROUND'],
+            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, self.log()
+            try:
+                if support.request(self.port, support.PAGE)[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.5)
+        raise AssertionError('Apache did not serve the page:\n' + self.log())
+
+    def stop(self):
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(20)
+        except subprocess.TimeoutExpired:
+            pass
+        support.kill_session(self.process.pid)
+        self.process.wait(10)
+
+    def log(self):
+        if not os.path.exists(self.error_log):
+            return ''
+        with open(self.error_log, errors='replace') as stream:
+            return stream.read()
+
+
+def test_system_apache_serves_app_wsgi_with_a_separate_admin_group():
+    support.need_mod_wsgi()
+    need(os.geteuid() == 0, 'Apache switches to www-data only as root')
+    with support.scratch_directory() as directory:
+        apache = make_project(directory)
+        port = support.free_port()
+        conf = os.path.join(apache, 'httpd.conf')
+        with open(conf, 'w') as stream:
+            stream.write(HTTPD_CONF % {
+                'apache': apache, 'port': port, 'modules': MODULES,
+                'module_config': module_config(), 'root': directory,
+                'venv': sys.prefix})
+        server = SystemApache(conf, os.path.join(apache, 'error.log'), port)
+        try:
+            server.start()
+            status, headers, page = support.request(port, support.PAGE)
+            site_pids = {support.request(port, support.PAGE)[1][
+                'X-Pipeline-Pid'] for _ in range(20)}
+            status_anonymous, challenge, _ = support.request(
+                port, support.PAGE + '/@@edit')
+            token = base64.b64encode(b'admin:admin').decode()
+            status_admin, admin_headers, form = support.request(
+                port, support.PAGE + '/@@edit',
+                headers={'Authorization': 'Basic ' + token})
+            admin_pid = admin_headers['X-Pipeline-Pid']
+            admin_again = support.request(
+                port, '/folder/about/@@edit',
+                headers={'Authorization': 'Basic ' + token})[1]
+        finally:
+            server.stop()
+        log = server.log()
+    assert len(support.item_titles(page)) == 10
+    assert status_anonymous == 401
+    assert challenge['WWW-Authenticate'].lower().startswith('basic')
+    assert status_admin == 200, form
+    assert 'name="title"' in form
+    assert headers['X-Pipeline-Process-Group'] == 'zope-pipeline'
+    assert admin_headers['X-Pipeline-Process-Group'] == \
+        'zope-pipeline-admin'
+    # The admin group has one process of its own, never a site process.
+    assert admin_again['X-Pipeline-Pid'] == admin_pid
+    assert admin_pid not in site_pids, log

@@ -1,0 +1,144 @@
+"""Starting, loading and stopping the benchmarked servers; ab runs against
+them, verified by the servers' own counts."""
+
+import os
+
+import pytest
+
+from .engine_files import ROOT  # noqa: F401 - puts benchmarks on the path
+from benchmarks import loadgen  # noqa: E402
+from benchmarks import serverside  # noqa: E402
+from benchmarks import servers  # noqa: E402
+from benchmarks.scripts import ceiling_script  # noqa: E402
+from benchmarks.workspace import Workspace  # noqa: E402
+
+WAITRESS = servers.ServerConfig('waitress', 1, 2)
+
+
+def ceiling(size=200):
+    return lambda count_dir, log_dir: ceiling_script(size, count_dir,
+                                                      log_dir)
+
+
+def broken(count_dir, log_dir):
+    return 'raise ImportError("no such application")\n'
+
+
+def gone(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.fixture
+def workspace():
+    with Workspace() as workspace:
+        yield workspace
+
+
+def test_configurations_are_read_as_server_processes_x_threads():
+    config = servers.parse_config('mod_wsgi:2x4')
+    assert (config.server, config.processes, config.threads) == (
+        'mod_wsgi', 2, 4)
+    assert config.label == 'mod_wsgi 2x4'
+    assert config.slug == 'mod_wsgi-2x4'
+    for wrong in ('gunicorn:1x4', 'mod_wsgi:2', 'waitress:2x4'):
+        with pytest.raises(ValueError):
+            servers.parse_config(wrong)
+
+
+def test_waitress_serves_the_script_until_stopped(workspace):
+    with servers.serving(WAITRESS, workspace, 'w', ceiling(), '/') as server:
+        status, body = servers.fetch(server.url('/any'))
+        pid = server.process.pid
+        assert (status, len(body)) == (200, 200)
+        assert list(server.ready_processes()) == [pid]
+        assert 'benchmarks.waitress_server' in server.command_line()
+    assert server.process.returncode is not None
+    assert gone(pid)
+
+
+def test_a_server_that_cannot_load_its_script_fails_with_its_log(workspace):
+    with pytest.raises(servers.ServerFailed, match='no such application'):
+        with servers.serving(WAITRESS, workspace, 'b', broken, '/'):
+            pass  # pragma: no cover - never reached
+
+
+def test_a_server_answering_an_error_is_not_ready(workspace):
+    def not_found(count_dir, log_dir):
+        return ceiling_script(10, count_dir, log_dir) + (
+            'application = serverside.CountingMiddleware(\n'
+            '    lambda e, s: (s("404 Not Found", []), [b""])[1], %r)\n'
+            % count_dir)
+
+    with pytest.raises(servers.ServerFailed, match='answered 404'):
+        with servers.serving(WAITRESS, workspace, 'n', not_found, '/'):
+            pass  # pragma: no cover - never reached
+
+
+def test_a_server_that_never_gets_ready_times_out_and_is_stopped(workspace):
+    def hanging(count_dir, log_dir):
+        return 'import time\ntime.sleep(60)\n'
+
+    server = servers.make_server(WAITRESS, workspace, 'h', hanging)
+    server.start()
+    try:
+        with pytest.raises(servers.ServerFailed, match='not ready within'):
+            server.wait_ready('/', timeout=0.3)
+    finally:
+        server.stop(timeout=5)
+    assert gone(server.process.pid)
+
+
+def test_a_measurement_is_warmed_up_repeated_and_verified(workspace):
+    with servers.serving(WAITRESS, workspace, 'm', ceiling(), '/') as server:
+        lines = []
+        runs, summary = loadgen.measure(server, '/', loadgen.Load(30, 2),
+                                        repeats=2, warmup=10,
+                                        log=lines.append)
+        assert serverside.total_counts(server.count_dir).total == 71
+    assert [run.verification.valid for run in runs] == [True, True]
+    assert [run.served.total for run in runs] == [30, 30]
+    assert summary.verified and summary.runs == 2
+    assert runs[0].command.startswith('ab -n 30 -c 2 -r http://127.0.0.1:')
+    assert len(lines) == 2 and lines[0].endswith('verified')
+
+
+def test_requests_that_never_reach_the_application_are_caught(workspace):
+    """A second server answers on another port: ab's requests all complete,
+    but the counted server saw none, so the run is invalid."""
+    with servers.serving(WAITRESS, workspace, 'a', ceiling(), '/') as first:
+        with servers.serving(WAITRESS, workspace, 'o', ceiling(),
+                             '/') as other:
+            first.port, other_port = other.port, first.port
+            run = loadgen.measure_once(first, '/', loadgen.Load(10, 2))
+            first.port = other_port
+    assert run.result.complete == 10
+    assert not run.verification.valid
+    assert run.verification.problems == [
+        'the server counted 0 responses, ab 10']
+
+
+def test_an_ab_run_against_nothing_is_invalid(workspace):
+    server = servers.make_server(WAITRESS, workspace, 'x', ceiling())
+    run = loadgen.measure_once(server, '/', loadgen.Load(5, 1))
+    assert not run.verification.valid
+
+
+def test_ab_commands_for_keep_alive_posts_and_variable_lengths():
+    command = loadgen.ab_command('http://h/p', loadgen.Load(10, 8, True),
+                                 '/tmp/p.csv', loadgen.Post('/tmp/b'), True)
+    assert command == ['ab', '-n', '10', '-c', '8', '-r', '-k', '-e',
+                       '/tmp/p.csv', '-p', '/tmp/b', '-T',
+                       'application/x-www-form-urlencoded', '-l',
+                       'http://h/p']
+    assert loadgen.shown(command) == (
+        'ab -n 10 -c 8 -r -k -p /tmp/b -T application/x-www-form-urlencoded '
+        '-l http://h/p')
+    assert loadgen.Load(10, 8, True).label == '-c 8 -k'
+
+
+def test_no_warm_up_sends_nothing():
+    assert loadgen.warm_up(None, '/', 0, 8) is None
