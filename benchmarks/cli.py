@@ -70,6 +70,7 @@ def add_arguments(parser):
 
 
 KEEP_ALIVE = {'off': [False], 'on': [True], 'both': [False, True]}
+STORAGES = ('sqlite', 'mysql')
 
 
 def make_plan(args):
@@ -78,6 +79,10 @@ def make_plan(args):
     for name in ('configs', 'storages', 'requests', 'repeats', 'warmup'):
         if getattr(args, name) is not None:
             changes[name] = getattr(args, name)
+    if args.storages is not None and (
+            not args.storages or set(args.storages) - set(STORAGES)):
+        raise SystemExit('--storages takes one or more of: %s'
+                         % ', '.join(STORAGES))
     if args.concurrency is not None:
         changes['concurrencies'] = args.concurrency
     if args.keep_alive is not None:

@@ -31,25 +31,25 @@ def version_in(line, pattern):
     return match.group(1) if match else line
 
 
-def cpu_model():
-    with open('/proc/cpuinfo') as cpuinfo:
+def cpu_model(path='/proc/cpuinfo'):
+    with open(path) as cpuinfo:
         for line in cpuinfo:
             if line.startswith('model name'):
                 return line.split(':', 1)[1].strip()
     return platform.processor() or 'unknown'
 
 
-def memory_gib():
-    with open('/proc/meminfo') as meminfo:
+def memory_gib(path='/proc/meminfo'):
+    with open(path) as meminfo:
         for line in meminfo:
             if line.startswith('MemTotal:'):
                 return round(int(line.split()[1]) / 1024 / 1024, 1)
     return None
 
 
-def operating_system():
+def operating_system(path='/etc/os-release'):
     try:
-        with open('/etc/os-release') as release:
+        with open(path) as release:
             for line in release:
                 if line.startswith('PRETTY_NAME='):
                     return line.split('=', 1)[1].strip().strip('"')

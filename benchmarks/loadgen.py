@@ -74,6 +74,13 @@ def shown(command):
     return ' '.join(visible)
 
 
+def ab_error(text):
+    """What ab said when it printed no summary, without its usage text."""
+    lines = [line for line in text.splitlines() if line.strip()
+             and not line.startswith((' ', 'Usage:', 'Options are:'))]
+    return '\n'.join(lines)[-500:]
+
+
 def run_ab(url, load, post=None, variable_length=False, timeout=None):
     """Run ab; return (AbResult or None, printed text, command)."""
     handle, csv_path = tempfile.mkstemp(prefix='ab-', suffix='.csv')
@@ -113,7 +120,7 @@ def measure_once(server, path, load, post=None, redirects_expected=False):
     served = serverside.wait_for_counts(server.count_dir, before, expected)
     verification = verify(result, load.requests, served, redirects_expected)
     if result is None:
-        verification.problems.append(text.strip()[-500:])
+        verification.problems.append(ab_error(text))
     return Run(result, served, verification, shown(command))
 
 

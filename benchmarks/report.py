@@ -280,8 +280,8 @@ def command_lines(results):
         ab = [run['command'] for m in http['measurements'][:1]
               for run in m['runs'][:1]]
         lines.extend('- ab: `%s` (`-k` added for keep-alive rows; `-r` keeps '
-                     'ab going after a socket error so it is counted)' % command
-                     for command in ab)
+                     'ab going after a socket error so it is counted)'
+                     % command for command in ab)
         lines.extend('- %s: `%s`' % (server, command)
                      for server, command in sorted(
                          http['server_commands'].items()))

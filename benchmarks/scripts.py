@@ -46,13 +46,6 @@ def ceiling_script(size, count_dir, log_dir):
     return (_HEADER + _CEILING) % values
 
 
-def write_file(path, text, mode=0o644):
-    with open(path, 'w') as output:
-        output.write(text)
-    os.chmod(path, mode)
-    return path
-
-
 def bench_ini(site_zcml, app_settings, zodb_config):
     """The ini text: a site's app settings, storage from ``zodb_config``.
 

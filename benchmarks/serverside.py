@@ -35,9 +35,10 @@ def process_start_time(pid='self'):
 
 
 def status_index(status):
-    """Index of a status line's class in a count record (0 if unknown)."""
+    """Index of a status line's class in a count record (1 for 2xx to 4
+    for 5xx), or -1 for a class the record does not keep."""
     first = status[:1]
-    return '12345'.index(first) if first in ('2', '3', '4', '5') else -1
+    return '12345'.index(first) if first and first in '2345' else -1
 
 
 class CountingMiddleware:

@@ -7,7 +7,6 @@ it is the template: its tuning is kept and only where the data lives
 RelStorage configuration is written.
 """
 
-import os
 import re
 import secrets
 

@@ -56,7 +56,7 @@ def test_security_interaction_is_ended_after_unauthorized(app):
     assert queryInteraction() is None
 
 
-def test_placeful_authentication_at_a_local_site_authenticates_a_principal_the_global_registry_does_not(  # noqa: E501
+def test_local_site_authenticates_a_principal_the_global_registry_does_not(
         app):
     credentials = inner.basic_auth(LOCAL_LOGIN, LOCAL_PASSWORD)
     at_site = whoami(app, '/site/doc/@@whoami', **credentials)

@@ -160,13 +160,14 @@ def test_error_reporting_utility_gets_server_errors_only(
 
 # -- transient errors
 
-def test_transient_error_passes_up_to_retry_and_becomes_503_on_the_last_attempt(  # noqa: E501
+def test_transient_error_goes_to_retry_and_is_503_on_the_last_attempt(
         make_testapp, tmp_path, caplog):
     caplog.set_level(logging.INFO, logger='zope.pipeline.retry')
     app = inner.build(make_testapp, tmp_path, retry__attempts='3')
     response = app.get('/folder/doc/@@fail?kind=conflict', status=503)
     assert response.headers['Retry-After'] == '1'
-    assert [seen['attempt'] for seen in inner.view_records('fail')] == [1, 2, 3]
+    attempts = [seen['attempt'] for seen in inner.view_records('fail')]
+    assert attempts == [1, 2, 3]
     retried = [record for record in caplog.records
                if record.name == 'zope.pipeline.retry'
                and record.levelno == logging.INFO]

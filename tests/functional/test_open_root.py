@@ -39,7 +39,7 @@ def touched_doc(root):
     return root['folder']['doc'].touched
 
 
-def test_each_request_gets_its_own_connection_and_explicit_transaction_manager(  # noqa: E501
+def test_each_request_gets_a_connection_and_explicit_transaction_manager(
         app):
     app.get('/folder/doc/@@connection')
     app.get('/folder/doc/@@connection')

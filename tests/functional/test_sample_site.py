@@ -123,6 +123,12 @@ def test_search_in_a_folder_looks_only_below_it(app):
     assert '1 results' in response.text
 
 
+def test_search_stops_at_its_limit(app, monkeypatch):
+    from zope.pipeline.sample import views
+    monkeypatch.setattr(views, 'SEARCH_LIMIT', 3)
+    assert '3 results' in app.get('/@@search', {'q': 'item'}).text
+
+
 def test_search_without_words_lists_nothing(app):
     response = app.get('/@@search', {'q': '  '})
     assert 'results' not in response.text

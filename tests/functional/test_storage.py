@@ -37,7 +37,7 @@ def has_root(db, root_name='Application'):
 
 # -- bootstrap
 
-def test_two_process_databases_racing_on_one_sqlite_file_create_the_root_once(  # noqa: E501
+def test_two_process_databases_racing_on_one_sqlite_file_create_root_once(
         tmp_path):
     config = inner.sqlite_config(tmp_path)
     made = []

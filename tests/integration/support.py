@@ -238,7 +238,8 @@ def item_titles(html):
 class ModWsgiServer:
     """`zope-pipeline serve INI --mod-wsgi` in its own session."""
 
-    def __init__(self, site, processes=2, threads=2, port=None, extra=()):
+    def __init__(self, site, processes=2, threads=2, port=None, extra=(),
+                 reload=False):
         self.site = site
         self.processes = processes
         self.threads = threads
@@ -248,6 +249,7 @@ class ModWsgiServer:
         self.log_path = os.path.join(site.directory,
                                      'server-%d.log' % self.port)
         self.extra = list(extra)
+        self.reload = reload
         self.process = None
 
     @property
@@ -260,6 +262,8 @@ class ModWsgiServer:
                    '--threads', str(self.threads),
                    '--port', str(self.port),
                    '--server-root', self.server_root]
+        if self.reload:
+            command.append('--reload')
         return command + ['--express-option=' + option
                           for option in self.extra]
 

@@ -126,6 +126,10 @@ def test_administrator_connects_where_told_else_to_the_local_socket():
     assert init_db.admin_connection_options(
         options(), target(host='db.example', port=3308)) == {
         'user': 'root', 'passwd': '', 'host': 'db.example', 'port': 3308}
+    assert 'port' not in init_db.admin_connection_options(
+        options(host='db'), target())
+    assert 'port' not in init_db.admin_connection_options(
+        options(), target(host='db.example'))
 
 
 class FakeConnection:

@@ -147,3 +147,26 @@ def test_a_request_in_flight_during_a_restart_completes(restart):
         log = server.log()
     assert (status, body) == (200, 'slept 2'), log
     assert 'Traceback' not in log
+
+
+def test_reload_restarts_the_daemon_when_a_loaded_module_changes():
+    """`serve --mod-wsgi --reload`: mod_wsgi-express watches the modules a
+    daemon process imported and restarts it when one changes."""
+    support.need_mod_wsgi()
+    from tests.integration import slow
+    with support.sqlite_site(site_zcml=support.SLOW_SITE_ZCML) as site:
+        server = support.ModWsgiServer(site, processes=1, threads=2,
+                                       reload=True)
+        with support.running(server):
+            before = support.request(server.port, support.PAGE)[1]
+            os.utime(slow.__file__)
+            deadline = time.monotonic() + 30
+            after = before
+            while after['X-Pipeline-Pid'] == before['X-Pipeline-Pid'] and \
+                    time.monotonic() < deadline:
+                time.sleep(0.5)
+                try:
+                    after = support.request(server.port, support.PAGE)[1]
+                except OSError:
+                    continue
+    assert after['X-Pipeline-Pid'] != before['X-Pipeline-Pid']

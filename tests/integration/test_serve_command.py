@@ -105,6 +105,7 @@ def test_threads_flag_is_checked_against_the_pool_too(
 def test_in_memory_database_has_zodbs_default_pool_of_seven(clean_zope):
     from zope.pipeline.app import make_app
     publisher = make_app(SITE_ZCML)
+    assert serve.storage_directories(publisher) == []
     serve.check_threads(publisher, 7, 'test')
     with pytest.raises(SystemExit, match='the database in memory is 7'):
         serve.check_threads(publisher, 8, 'test')
@@ -281,9 +282,20 @@ def test_wsgi_script_refuses_more_daemon_threads_than_connections(
         serve.wsgi_application(write_site(site_dir))
 
 
-def test_outside_mod_wsgi_there_is_no_thread_count(monkeypatch):
+def test_outside_mod_wsgi_a_wsgi_script_checks_no_threads(
+        clean_zope, site_dir, monkeypatch):
     monkeypatch.setitem(sys.modules, 'mod_wsgi', None)
     assert serve.mod_wsgi_threads() is None
+    assert serve.wsgi_application(write_site(site_dir, threads=99))
+
+
+def test_exec_command_replaces_the_process():
+    import subprocess
+    result = subprocess.run(
+        [sys.executable, '-c', 'from zope.pipeline.commands.serve import '
+         "exec_command; print('before'); exec_command(['/bin/echo', "
+         "'after'])"], capture_output=True, text=True, timeout=60)
+    assert result.stdout == 'before\nafter\n'
 
 
 def test_logging_comes_from_the_ini_when_it_has_loggers(site_dir):

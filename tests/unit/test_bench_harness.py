@@ -318,3 +318,74 @@ def test_the_bench_command_renders_a_saved_run(monkeypatch, tmp_path):
     assert pipeline_cli.main(['bench', '--render', str(saved),
                               '--output-dir', str(tmp_path)]) == 0
     assert (tmp_path / 'RESULTS.md').exists()
+
+
+class FakeServer:
+    config = ServerConfig('mod_wsgi', 1, 1)
+
+    def __init__(self, count_dir, status=None):
+        self.count_dir = count_dir
+        self.status = status
+
+    def check_alive(self):
+        pass
+
+    def url(self, path):
+        return self.status
+
+    def log_tail(self):
+        return 'the log'
+
+
+def test_no_new_process_within_the_timeout_is_an_error(tmp_path):
+    with pytest.raises(TimeoutError, match='loaded no new process'):
+        startup.wait_for_new_process(FakeServer(str(tmp_path)), (),
+                                     timeout=0.02)
+
+
+def test_an_error_answer_during_start_up_stops_the_measure(monkeypatch,
+                                                          tmp_path):
+    monkeypatch.setattr(startup, 'fetch', lambda url, timeout: (404, b''))
+    with pytest.raises(RuntimeError, match='answered 404 for /p'):
+        startup.first_ok(FakeServer(str(tmp_path)), '/p')
+
+
+def test_a_process_that_does_not_exit_is_an_error():
+    with pytest.raises(TimeoutError, match='did not exit'):
+        startup.wait_until_gone(os.getpid(), timeout=0.02)
+
+
+def test_without_server_user_mod_wsgi_needs_no_permission_check(
+        monkeypatch):
+    monkeypatch.setattr(cli, 'server_user', lambda: None)
+    monkeypatch.setattr(cli.subprocess, 'run', None)  # must not be called
+    cli.check_mod_wsgi()
+
+
+def test_the_command_line_entry_renders_a_saved_run(tmp_path, capsys):
+    need(_matplotlib(), 'matplotlib (the bench extra) is not installed')
+    saved = tmp_path / 'saved.json'
+    saved.write_text(json.dumps(saved_results()))
+    assert cli.main(['--render', str(saved), '--output-dir',
+                     str(tmp_path)]) == 0
+    assert 'Wrote %s' % (tmp_path / 'RESULTS.md') in capsys.readouterr().out
+
+
+def test_outside_a_checkout_no_benchmarks_are_found(monkeypatch, tmp_path):
+    from zope.pipeline.commands import bench
+    monkeypatch.setattr(bench, 'candidate_roots', lambda: [str(tmp_path)])
+    assert bench.find_benchmarks() is None
+
+
+def test_the_checkout_is_put_on_the_path_for_the_command(monkeypatch):
+    from zope.pipeline.commands import bench
+    monkeypatch.setattr('sys.path', [entry for entry in __import__(
+        'sys').path if entry != ROOT])
+    assert bench.import_cli() is cli
+    assert __import__('sys').path[0] == ROOT
+
+
+def test_storages_must_be_known_and_given():
+    for wrong in ('oracle', 'sqlite,oracle', ','):
+        with pytest.raises(SystemExit, match='--storages takes one or more'):
+            cli.make_plan(parse('--storages', wrong))

@@ -25,9 +25,9 @@ not an import line
 def test_importtime_lines_are_read_with_their_depth():
     records = imports.parse_importtime(IMPORTTIME)
     assert [(r.module, r.self_us, r.cumulative_us, r.depth)
-            for r in records][:3] == [('_io', 100, 100, 1), ('io', 300, 400, 0),
-                                      ('zope.interface.interface', 2000, 2000,
-                                       2)]
+            for r in records][:3] == [
+        ('_io', 100, 100, 1), ('io', 300, 400, 0),
+        ('zope.interface.interface', 2000, 2000, 2)]
     assert len(records) == 6
 
 

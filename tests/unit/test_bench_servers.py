@@ -142,3 +142,72 @@ def test_ab_commands_for_keep_alive_posts_and_variable_lengths():
 
 def test_no_warm_up_sends_nothing():
     assert loadgen.warm_up(None, '/', 0, 8) is None
+
+
+def test_a_server_ignoring_its_stop_signal_is_killed(workspace):
+    def stubborn(count_dir, log_dir):
+        return ('import signal\nsignal.signal(signal.SIGINT, '
+                'signal.SIG_IGN)\n' + ceiling_script(10, count_dir, log_dir))
+
+    with servers.serving(WAITRESS, workspace, 's', stubborn, '/') as server:
+        server.stop(timeout=0.5)
+        assert server.process.returncode == -9
+    assert gone(server.process.pid)
+
+
+def test_processes_a_server_left_behind_are_killed_with_it(workspace):
+    def spawning(count_dir, log_dir):
+        return ('import os, subprocess\n'
+                'child = subprocess.Popen(["sleep", "60"])\n'
+                'open(os.path.join(%r, "child"), "w").write(str(child.pid))\n'
+                % count_dir) + ceiling_script(10, count_dir, log_dir)
+
+    with servers.serving(WAITRESS, workspace, 'c', spawning, '/') as server:
+        with open(os.path.join(server.count_dir, 'child')) as child_file:
+            child = int(child_file.read())
+        assert not gone(child)
+    for _ in range(100):
+        if gone(child):
+            break
+        __import__('time').sleep(0.05)
+    assert gone(child)
+
+
+def test_a_server_kind_must_say_how_it_starts(workspace):
+    server = servers.Server(WAITRESS, 'app.wsgi', workspace.path,
+                            workspace.path, workspace.path, port=1)
+    with pytest.raises(NotImplementedError):
+        server.command()
+    server.stop()  # never started: nothing to stop
+
+
+def test_mod_wsgi_is_started_as_apaches_user_with_the_app_preloaded(
+        workspace):
+    config = servers.ServerConfig('mod_wsgi', 2, 3)
+    server = servers.make_server(config, workspace, 'm', ceiling())
+    command = server.command()
+    assert command[:3] == [servers.MOD_WSGI_EXPRESS, 'start-server',
+                           server.script]
+    assert command[command.index('--processes') + 1] == '2'
+    assert command[command.index('--threads') + 1] == '3'
+    assert '--locale' in command and 'C.UTF-8' in command
+    if workspace.user is None:
+        assert '--user' not in command
+    else:
+        assert command[command.index('--user') + 1] == workspace.user[0]
+
+
+def test_an_ab_run_that_prints_no_summary_is_invalid_with_its_output():
+    class Nowhere:
+        count_dir = None
+        config = WAITRESS
+
+        def url(self, path):
+            return 'http://127.0.0.1:1'  # no path: ab refuses the URL
+
+    with Workspace() as workspace:
+        Nowhere.count_dir = workspace.directory('counts')
+        run = loadgen.measure_once(Nowhere(), '/', loadgen.Load(5, 1))
+    assert run.result is None
+    assert not run.verification.valid
+    assert 'invalid URL' in run.verification.problems[-1]

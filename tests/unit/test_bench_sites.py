@@ -121,3 +121,14 @@ def test_the_minimal_sites_form_stores_a_comment_and_redirects(
     response = app.post(site.comments.path, site.comments.fields,
                         status=302)  # ab and WebTest speak HTTP/1.0
     assert response.location == 'http://localhost/folder/page'
+
+
+def test_a_sample_without_comments_form_has_no_write_path(monkeypatch):
+    from zope.pipeline import sample
+    monkeypatch.delattr(sample, 'COMMENTS_FORM')
+    assert sites.sample_comments_form() is None
+
+
+def test_without_the_sample_the_minimal_site_is_benchmarked(monkeypatch):
+    monkeypatch.setattr(sites, 'sample_installed', lambda: False)
+    assert sites.discover().name == 'minimal'

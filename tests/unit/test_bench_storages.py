@@ -172,3 +172,13 @@ def test_a_scratch_mysql_database_stores_objects_and_is_dropped():
         assert cursor.fetchall() == ()
     finally:
         admin.close()
+
+
+def test_mysql_storage_uses_the_sites_template_and_creates_nothing_yet():
+    site = minimal_site()
+    site.zodb_templates['mysql'] = '/etc/zodb-mysql.conf'
+    storage = storages.make_storage('mysql', site)
+    assert isinstance(storage, storages.MysqlStorage)
+    assert storage.template == '/etc/zodb-mysql.conf'
+    assert not storage.created
+    storage.teardown()  # nothing was created: nothing to drop

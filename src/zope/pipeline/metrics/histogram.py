@@ -67,7 +67,7 @@ def merge_counts(target, counts):
 
 
 def parse_bounds(text):
-    """Parse ``metrics.buckets``: ascending positive seconds, space separated."""
+    """Parse ``metrics.buckets``: ascending seconds, space separated."""
     try:
         bounds = tuple(float(item) for item in text.split())
     except ValueError:

@@ -26,7 +26,7 @@ def align(moment, step):
 
 
 def spread(begin, end, step):
-    """Yield ``(step_start, seconds)`` for each step ``[begin, end)`` overlaps."""
+    """Yield ``(step_start, seconds)`` of each step ``[begin, end)`` hits."""
     start = align(begin, step)
     while start < end:
         stop = start + step
@@ -94,7 +94,7 @@ class Series:
         self._put(align(moment, self.step), amount, 0.0)
 
     def cover(self, begin, end):
-        """Mark ``[begin, end)`` as known (sampled, even if nothing happened)."""
+        """Mark ``[begin, end)`` known (sampled, even if nothing happened)."""
         for start, seconds in spread(begin, end, self.step):
             self._put(start, 0.0, seconds)
 

@@ -204,9 +204,6 @@ class NotFoundPage(SampleView):
 
     template = ViewPageTemplateFile('templates/notfound.pt')
 
-    def title(self):
-        return 'Not found'
-
     def __call__(self):
         self.request.response.setStatus(404)
         return self.template()

@@ -9,7 +9,13 @@ utility's challenge (403 for a principal who is already authenticated),
 attempt 503 with ``Retry-After``, anything else 500.  Tracebacks go to the
 log (and to the error reporting utility); the page shows one only in debug
 mode.  Transient errors pass up to retry while it has attempts left.  An
-error while rendering an error gives a plain 500, never a loop.
+error while rendering an error gives a plain 500, never a loop.  XML-RPC
+clients get a fault for every error but 401 (they understand faults, not
+pages).
+
+The error is rendered in a security interaction of its own (the
+authenticate stage has ended the request's), in a fresh transaction that
+is aborted afterwards.
 """
 
 import contextlib
@@ -29,12 +35,12 @@ from zope.error.interfaces import IErrorReportingUtility
 from zope.interface import Interface
 from zope.location import LocationProxy
 from zope.location.interfaces import ISite
+from zope.publisher.defaultview import queryDefaultViewName
 from zope.publisher.interfaces import IBadRequest
 from zope.publisher.interfaces import INotFound
 from zope.publisher.interfaces import IRedirect
 from zope.publisher.interfaces.http import IMethodNotAllowed
 from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
-from zope.publisher.defaultview import queryDefaultViewName
 from zope.publisher.publish import mapply
 from zope.schema import Bool
 from zope.schema import Int
@@ -46,9 +52,9 @@ from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
 from zope.pipeline.errors import IPayloadTooLarge
+from zope.pipeline.errors import is_transient
 from zope.pipeline.stages.authenticate import authenticate_globally
 from zope.pipeline.stages.authenticate import end_interaction
-from zope.pipeline.errors import is_transient
 from zope.pipeline.wsgi import plain_response
 
 logger = logging.getLogger('zope.pipeline.error')

@@ -40,9 +40,9 @@ class IRetrySettings(Interface):
                    min=1, max=100)
     backoff = Float(title='Base delay in seconds before the second attempt; '
                           'it doubles each attempt, with jitter',
-                    default=0.005, min=0.0)
+                    default=0.05, min=0.0)
     backoff_cap = Float(title='Longest delay in seconds between attempts',
-                        default=0.2, min=0.0)
+                        default=1.0, min=0.0)
     spool_threshold = Int(title='Bodies larger than this many bytes are '
                                 'kept in a temporary file', default=1 << 20,
                           min=0)
@@ -200,7 +200,7 @@ class RetryStage:
     settings_schema = IRetrySettings
     environ_keys = environ_keys
 
-    def __init__(self, next_app, attempts=4, backoff=0.005, backoff_cap=0.2,
+    def __init__(self, next_app, attempts=4, backoff=0.05, backoff_cap=1.0,
                  spool_threshold=1 << 20, max_body=100 << 20, retry_after=1):
         self.next_app = next_app
         self.attempts = attempts
