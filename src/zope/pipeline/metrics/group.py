@@ -12,18 +12,24 @@ its file, so counters never go backwards and the directory holds only live
 processes; the file of a process that died without doing so is folded in
 the same way by the next reader that notices its pid is gone.  Folding
 happens under an exclusive ``flock`` on ``.lock``.
+
+A directory made automatically for one run of a server (under mod_wsgi)
+records that server's parent pid in ``parent``; the next group to start
+removes the directories of servers that are gone.
 """
 
 import contextlib
 import fcntl
 import json
 import os
+import shutil
 import tempfile
 
 from zope.pipeline.metrics.histogram import merge_counts
 
 RETIRED = 'retired.json'
 LOCK = '.lock'
+PARENT = 'parent'
 
 
 def empty_snapshot(step=10.0, bounds=()):
@@ -42,12 +48,39 @@ def pid_alive(pid):
     return True
 
 
-class GroupState:
-    """The state directory shared by the processes of one group."""
+def sweep_abandoned(directory):
+    """Remove the sibling directories (same name up to the last '-') whose
+    server, as their ``parent`` file says, is gone."""
+    base, name = os.path.split(directory)
+    prefix = name.rpartition('-')[0] + '-'
+    for sibling in os.listdir(base):
+        path = os.path.join(base, sibling)
+        if not sibling.startswith(prefix) or path == directory:
+            continue
+        try:
+            with open(os.path.join(path, PARENT)) as source:
+                parent = int(source.read().strip())
+        except (OSError, ValueError):
+            continue
+        if not pid_alive(parent):
+            shutil.rmtree(path, ignore_errors=True)
 
-    def __init__(self, directory):
+
+class GroupState:
+    """The state directory shared by the processes of one group.
+
+    ``parent``: the pid of the server the directory was made for, when it
+    was made automatically (its siblings of servers gone are removed).
+    """
+
+    def __init__(self, directory, parent=None):
         self.directory = directory
         os.makedirs(directory, mode=0o700, exist_ok=True)
+        if parent is not None:
+            path = os.path.join(directory, PARENT)
+            if not os.path.exists(path):
+                write_text(path, '%d\n' % parent)
+            sweep_abandoned(directory)
 
     def path_of(self, pid):
         return os.path.join(self.directory, '%d.json' % pid)
@@ -119,11 +152,16 @@ class GroupState:
 
 
 def write_json(path, data):
+    write_text(path, json.dumps(data, separators=(',', ':')))
+
+
+def write_text(path, text):
+    """Replace ``path`` with ``text`` at once (a temporary file renamed)."""
     directory = os.path.dirname(path)
     descriptor, temporary = tempfile.mkstemp(prefix='.tmp-', dir=directory)
     try:
         with os.fdopen(descriptor, 'w') as output:
-            json.dump(data, output, separators=(',', ':'))
+            output.write(text)
         os.replace(temporary, path)
     except BaseException:
         os.unlink(temporary)

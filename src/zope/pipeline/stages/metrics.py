@@ -129,17 +129,19 @@ def check_settings(path, allow, statsd, buckets):
 
 
 def group_directory(state_dir):
-    """The state directory: the setting, or one per mod_wsgi group."""
+    """(state directory, parent pid or None): the setting, or under
+    mod_wsgi one directory per process group and run of the server."""
     if state_dir:
-        return state_dir
+        return state_dir, None
     module = modwsgi_server.server_module()
     if module is None:
-        return None
+        return None, None
+    parent = os.getppid()
     group = '%s-%d' % (getattr(module, 'process_group', '') or 'embedded',
-                       os.getppid())
+                       parent)
     digest = hashlib.sha1(group.encode('utf-8')).hexdigest()[:12]
-    return os.path.join(tempfile.gettempdir(),
-                        'zope.pipeline-metrics-%d-%s' % (os.getuid(), digest))
+    return os.path.join(tempfile.gettempdir(), 'zope.pipeline-metrics-%d-%s'
+                        % (os.getuid(), digest)), parent
 
 
 def account_list(record, body):
@@ -210,10 +212,10 @@ class MetricsStage:
         self.collector = Collector(
             step, rows, threads or modwsgi_threads(modwsgi), heartbeat,
             bounds, clock)
-        directory = group_directory(state_dir)
+        directory, parent = group_directory(state_dir)
         self.runtime = MetricsRuntime(
             self.collector,
-            GroupState(directory) if directory else None,
+            GroupState(directory, parent) if directory else None,
             StatsdExporter(statsd, statsd_prefix) if statsd else None,
             modwsgi, flush_interval, chart_steps)
         provideUtility(self.runtime, IMetricsRuntime)
