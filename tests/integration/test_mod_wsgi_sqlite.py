@@ -94,7 +94,7 @@ def restart_under_load(server, restart, requests=2000, concurrency=8):
     return figures, before, after
 
 
-def test_touching_the_wsgi_script_restarts_the_daemons_without_losing_a_request(
+def test_touching_the_wsgi_script_restarts_daemons_losing_no_request(
         site):
     support.need_ab()
     server = support.ModWsgiServer(site, processes=2, threads=2)
@@ -108,41 +108,50 @@ def test_touching_the_wsgi_script_restarts_the_daemons_without_losing_a_request(
 
 
 def hammer(port, seconds, clients=8):
-    """GET the page from ``clients`` threads for ``seconds``; return the
-    status of every request ('error: ...' when no response came)."""
+    """GET the page from ``clients`` threads for ``seconds``; return
+    (status, whether the application answered: it names its process) of
+    every request, or ('error: ...', False) when no response came."""
     stop = time.monotonic() + seconds
 
     def loop():
-        statuses = []
+        answers = []
         while time.monotonic() < stop:
             try:
-                statuses.append(support.request(port, support.PAGE)[0])
+                status, headers, body = support.request(port, support.PAGE)
             except OSError as error:
-                statuses.append('error: %r' % error)
-        return statuses
+                answers.append(('error: %r' % error, False))
+                continue
+            answers.append((status, 'X-Pipeline-Pid' in headers))
+        return answers
 
     with concurrent.futures.ThreadPoolExecutor(clients) as pool:
         futures = [pool.submit(loop) for _ in range(clients)]
-        return futures, [status for future in futures
-                         for status in future.result(timeout=seconds + 60)]
+        return [answer for future in futures
+                for answer in future.result(timeout=seconds + 60)]
 
 
 def test_apache_graceful_restart_under_load_keeps_accepting_connections(
         site):
-    """apachectl graceful stops every daemon process at once: the requests
-    queued at their sockets get Apache's 502 (measured: 4 to 27 of 2000
-    at -c 8 with 2 x 2 threads), never a refused connection or an
-    application error; touching the WSGI script (above) loses none."""
+    """apachectl graceful stops every daemon process at once: a few
+    requests (those queued at a stopping daemon, or connecting to its
+    removed socket) get Apache's 502 or 503 - measured 0 to 30 of about
+    1500 at 8 clients with 2 x 2 threads - never a refused connection nor
+    an error of the application; touching the WSGI script (above) loses
+    none."""
     server = support.ModWsgiServer(site, processes=2, threads=2)
     with support.running(server):
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             load = pool.submit(hammer, server.port, 5)
             time.sleep(1.5)
             server.apachectl('graceful')
-            futures, statuses = load.result(timeout=120)
+            answers = load.result(timeout=120)
         after = support.request(server.port, support.PAGE)
-    assert set(statuses) <= {200, 502}, set(statuses)
-    assert statuses.count(200) > statuses.count(502)
+    from_application = {status for status, app in answers if app}
+    from_apache = {status for status, app in answers if not app}
+    assert from_application == {200}, answers
+    assert from_apache <= {502, 503}, from_apache
+    apache_errors = [status for status, app in answers if not app]
+    assert len(apache_errors) < len(answers) / 20, apache_errors
     assert after[0] == 200
 
 
@@ -186,12 +195,14 @@ def test_reload_restarts_the_daemon_when_a_loaded_module_changes():
                                        reload=True)
         with support.running(server):
             before = support.request(server.port, support.PAGE)[1]
-            os.utime(slow.__file__)
             deadline = time.monotonic() + 30
             after = before
             while after['X-Pipeline-Pid'] == before['X-Pipeline-Pid'] and \
                     time.monotonic() < deadline:
-                time.sleep(0.5)
+                # Touched again each time: the reloader's first scan may
+                # come after a touch and take its time as the baseline.
+                os.utime(slow.__file__)
+                time.sleep(1)
                 try:
                     after = support.request(server.port, support.PAGE)[1]
                 except OSError:

@@ -45,7 +45,8 @@ application = wsgi_application(%(ini)r, name=%(name)r)
 
 
 def add_arguments(parser):
-    parser.add_argument('ini', help='paste.deploy ini file, e.g. etc/deploy.ini')
+    parser.add_argument('ini',
+                        help='paste.deploy ini file, e.g. etc/deploy.ini')
     parser.add_argument('--name', default='main',
                         help='application name in the ini (default: main)')
     parser.add_argument('--host', help="address to listen on (default: the "

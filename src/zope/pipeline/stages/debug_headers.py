@@ -5,8 +5,8 @@ With ``debug_headers.enabled = true`` every response carries
 mod_wsgi daemon processes the responses show them all),
 ``X-Pipeline-Attempt`` (the attempt of the retry stage that succeeded, when
 retry ran) and, under mod_wsgi, ``X-Pipeline-Process-Group`` (the daemon
-process group that served it).  Disabled, the factory returns the next application itself, so
-the stage costs nothing.
+process group that served it).  Disabled, the factory returns the next
+application itself, so the stage costs nothing.
 """
 
 import os
