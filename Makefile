@@ -26,7 +26,7 @@ STAMP := $(VENV)/.zope-pipeline-installed
 # (mod_wsgi is compiled against them), ab and wrk (benchmarks), the MariaDB
 # client library (mysqlclient is compiled against it), a compiler.
 APT_PACKAGES := apache2 apache2-dev apache2-utils wrk libmariadb-dev \
-	pkg-config build-essential
+	pkg-config build-essential chromium fonts-dejavu-core
 # Added when $(PYTHON) is Debian's own Python (venv and headers are separate
 # packages there), and when no MariaDB/MySQL server is running here.
 APT_SYSTEM_PYTHON_PACKAGES := python3-venv python3-dev
@@ -52,7 +52,7 @@ SERVE_ARGS ?= --mod-wsgi --processes 2
 BUILDOUT_HOME := .buildout
 BUILDOUT_VENV := $(BUILDOUT_HOME)/venv
 
-.PHONY: help serve test setup apt-packages check-python coverage-summary \
+.PHONY: www-data-access help serve test setup apt-packages check-python coverage-summary \
 	buildout clean
 
 help:
@@ -94,7 +94,21 @@ coverage-summary:
 
 # -- set-up: apt packages, the virtualenv, the package
 
-setup: apt-packages check-python $(STAMP)
+setup: apt-packages check-python www-data-access $(STAMP)
+
+# Apache runs mod_wsgi's daemon processes as www-data when started as root,
+# so www-data must be able to reach the project (and its .venv): give the
+# directories above it the search (x) bit only, and say which ones changed.
+www-data-access:
+	@if [ "$$(id -u)" -eq 0 ]; then \
+	    dir="$$(pwd -P)"; \
+	    while [ "$$dir" != / ]; do \
+	        if [ "$$(( 0$$(stat -c %a "$$dir") & 1 ))" -eq 0 ]; then \
+	            chmod o+x "$$dir" && echo "chmod o+x $$dir (so www-data can reach the project)"; \
+	        fi; \
+	        dir="$$(dirname "$$dir")"; \
+	    done; \
+	fi
 
 check-python:
 	@if ! $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
