@@ -97,16 +97,20 @@ coverage-summary:
 setup: apt-packages check-python www-data-access $(STAMP)
 
 # Apache runs mod_wsgi's daemon processes as www-data when started as root,
-# so www-data must be able to reach the project (and its .venv): give the
-# directories above it the search (x) bit only, and say which ones changed.
+# so www-data must be able to reach the project (and its .venv) and the
+# Python the venv was made from (pyenv keeps it under /root): give the
+# directories above both the search (x) bit only, and say which changed.
 www-data-access:
 	@if [ "$$(id -u)" -eq 0 ]; then \
-	    dir="$$(pwd -P)"; \
-	    while [ "$$dir" != / ]; do \
-	        if [ "$$(( 0$$(stat -c %a "$$dir") & 1 ))" -eq 0 ]; then \
-	            chmod o+x "$$dir" && echo "chmod o+x $$dir (so www-data can reach the project)"; \
-	        fi; \
-	        dir="$$(dirname "$$dir")"; \
+	    base="$$($(PYTHON) -c 'import os, sys; print(os.path.realpath(sys.base_prefix))')"; \
+	    for start in "$$(pwd -P)" "$$base"; do \
+	        dir="$$start"; \
+	        while [ "$$dir" != / ]; do \
+	            if [ "$$(( 0$$(stat -c %a "$$dir") & 1 ))" -eq 0 ]; then \
+	                chmod o+x "$$dir" && echo "chmod o+x $$dir (so www-data can reach the project and its Python)"; \
+	            fi; \
+	            dir="$$(dirname "$$dir")"; \
+	        done; \
 	    done; \
 	fi
 

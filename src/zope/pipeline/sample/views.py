@@ -8,6 +8,7 @@ change.  Forms that write accept POST only (405 otherwise) and redirect
 
 from zope.browserpage import ViewPageTemplateFile
 from zope.container.interfaces import IReadContainer
+from zope.publisher.interfaces import BadRequest
 from zope.publisher.interfaces.http import MethodNotAllowed
 from zope.traversing.browser.absoluteurl import absoluteURL
 
@@ -39,6 +40,14 @@ def require_post(context, request):
         error = MethodNotAllowed(context, request)
         error.allow = ['POST']
         raise error
+
+
+def form_text(name, value):
+    """A form field a view reads as text; given as a list or record
+    (``:list``, ``:record`` markers) it is a bad request (400)."""
+    if not isinstance(value, str):
+        raise BadRequest('The form field %r must be text.' % name)
+    return value
 
 
 class SampleView:
@@ -112,7 +121,8 @@ class AddComment(PageView):
 
     def __call__(self, text='', author=''):
         require_post(self.context, self.request)
-        text, author = text.strip(), author.strip() or 'anonymous'
+        text = form_text('text', text).strip()
+        author = form_text('author', author).strip() or 'anonymous'
         if not text or len(text) > MAX_TEXT or len(author) > MAX_AUTHOR:
             self.request.response.setStatus(400)
             self.error = ('A comment needs a text of at most %d characters '
@@ -132,7 +142,8 @@ class EditPage(SampleView):
     def __call__(self, title=None, body=None):
         if self.request.method != 'POST':
             return self.template()
-        title, body = (title or '').strip(), body or ''
+        title = form_text('title', title or '').strip()
+        body = form_text('body', body or '')
         if not title or len(title) > 200 or len(body) > 20000:
             self.request.response.setStatus(400)
             self.error = ('A page needs a title of at most 200 characters '
@@ -150,7 +161,7 @@ class Search(SampleView):
     template = ViewPageTemplateFile('templates/search.pt')
 
     def __call__(self, q=''):
-        self.query = q.strip()
+        self.query = form_text('q', q).strip()
         self.found = self.search(self.query)
         return self.template()
 

@@ -46,20 +46,31 @@ environ_keys = {
 class BasicAuthCredentials(LoginPassword):
     """The login and password of a request's HTTP basic auth header.
 
-    A header that is not valid basic auth counts as no credentials.
+    A header that is not valid basic auth (or not UTF-8, which the
+    principal registry would fail to decode) counts as no credentials.
     """
 
     def __init__(self, request):
         self.request = request
         try:
             credentials = request._authUserPW()
-        except ValueError:  # bad base64 or no ':' (binascii.Error too)
+            if credentials is not None:
+                check_utf8(credentials)
+        except ValueError:  # bad base64, no ':' or not UTF-8
             credentials = None
         login, password = credentials or (None, None)
         super().__init__(login, password)
 
     def needLogin(self, realm):
         self.request.unauthorized('basic realm="%s"' % realm)
+
+
+def check_utf8(credentials):
+    """Raise UnicodeDecodeError (a ValueError) unless the login and
+    password given as bytes are UTF-8."""
+    for part in credentials:
+        if isinstance(part, bytes):
+            part.decode('utf-8')
 
 
 def end_interaction(request):

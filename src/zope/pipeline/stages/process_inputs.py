@@ -29,8 +29,9 @@ from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 from zope.pipeline import environ as keys
 from zope.pipeline.errors import BadInput
 
-#: What zope.publisher raises for form input it cannot understand.
-FORM_ERRORS = (ValueError, LookupError)
+#: What zope.publisher raises for form input it cannot understand
+#: (AttributeError: a ``:record`` field of a name already a ``:list``).
+FORM_ERRORS = (ValueError, LookupError, AttributeError)
 #: What xmlrpc.client raises for a body it cannot understand.
 XMLRPC_ERRORS = FORM_ERRORS + (TypeError, xml.parsers.expat.ExpatError,
                                xmlrpc.client.Error)
@@ -81,6 +82,9 @@ def check_body(environ):
                 part_limit=MULIPART_PART_LIMIT, ignore_errors=False)
     except MultipartError as exc:
         raise BadInput('The form could not be read: %s' % exc) from exc
+    except UnicodeDecodeError as exc:
+        raise BadInput('The form is not in its charset %s.'
+                       % exc.encoding) from exc
     finally:
         stream.seek(start)
 
@@ -114,6 +118,20 @@ def undecodable(value):
     return False
 
 
+def decode_path_suffix(request):
+    """zope.publisher adds the value of a ``:method`` field to the path
+    undecoded (bytes), which traversal and URLs cannot use: decode it."""
+    suffix = getattr(request, '_path_suffix', None) or ()
+    if not any(isinstance(step, bytes) for step in suffix):
+        return
+    try:
+        request.setPathSuffix([
+            step.decode('utf-8') if isinstance(step, bytes) else step
+            for step in suffix])
+    except UnicodeDecodeError as exc:
+        raise BadInput('A :method field is not UTF-8.') from exc
+
+
 def process_form(environ, request):
     if environ.get('REQUEST_METHOD') not in ('GET', 'HEAD'):
         check_body(environ)
@@ -121,6 +139,7 @@ def process_form(environ, request):
         request.processInputs()
     except FORM_ERRORS as exc:
         raise BadInput('The form could not be read: %s' % exc) from exc
+    decode_path_suffix(request)
     names = [name for name, value in request.form.items()
              if undecodable(value)]
     if names:

@@ -12,6 +12,7 @@ An https ``wsgi.url_scheme`` sets ``HTTPS=on``, which zope.publisher builds
 URLs from.
 """
 
+import html
 import ipaddress
 import re
 from urllib.parse import urlsplit
@@ -153,7 +154,8 @@ def check_vh(path):
             if match is None or not 0 < int(match.group(3)) < 65536:
                 return ('Bad virtual host directive %r: it must be '
                         '++vh++scheme:host:port with scheme http or https, a '
-                        'host name and a port from 1 to 65535.' % name[:80])
+                        'host name and a port from 1 to 65535.'
+                        % html.escape(name[:80], quote=False))
         if '++' not in names[index + 1:]:
             return "A '++vh++' segment must be followed by a '++' segment."
     return None
