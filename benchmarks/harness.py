@@ -6,6 +6,7 @@ so a configuration's figures and its ceiling are measured close in time.
 The result is a JSON-ready dict that ``benchmarks.report`` renders.
 """
 
+import compileall
 import dataclasses
 import datetime
 import json
@@ -17,6 +18,7 @@ import time
 from benchmarks import environment
 from benchmarks import imports
 from benchmarks import startup
+from benchmarks import wrk
 from benchmarks import writepath
 from benchmarks.loadgen import Load
 from benchmarks.loadgen import measure
@@ -34,6 +36,9 @@ PARTS = ('imports', 'inprocess', 'http', 'startup', 'write')
 
 #: The ceiling's row in the matrix, beside the storages.
 CEILING = 'ceiling'
+
+#: The ab concurrency at which wrk runs too, with as many connections.
+WRK_CONNECTIONS = 8
 
 
 @dataclasses.dataclass
@@ -53,6 +58,9 @@ class Plan:
     write_requests: int
     write_repeats: int
     parts: tuple = PARTS
+    #: wrk beside ab at -c 8: runs per measurement (0: no wrk), seconds each.
+    wrk_repeats: int = 3
+    wrk_duration_s: int = 5
 
     def loads(self):
         return [Load(self.requests, concurrency, keep_alive)
@@ -73,7 +81,7 @@ QUICK = Plan(
     requests=500, repeats=3, warmup=200,
     inprocess_iterations=60, inprocess_batches=7, startup_repeats=2,
     write_config=ServerConfig('mod_wsgi', 2, 2), write_requests=300,
-    write_repeats=3)
+    write_repeats=3, wrk_repeats=1)
 
 FULL = Plan(
     mode='full',
@@ -129,6 +137,17 @@ def measurement_dict(config, storage, load, runs, summary):
 # -- the run
 
 
+def precompile_sources(root=PROJECT_ROOT):
+    """Write the bytecode of the project's modules, as an installed
+    package has it: the servers run with the harness's environment
+    (PYTHONDONTWRITEBYTECODE may be set) or as Apache's user, who cannot
+    write ``__pycache__``, so without it every worker start compiles them.
+    Returns whether every file compiled."""
+    return all(compileall.compile_dir(os.path.join(root, directory),
+                                      quiet=1)
+               for directory in ('src', 'benchmarks'))
+
+
 class Harness:
 
     def __init__(self, plan, site, output_dir, log=print, keep=False):
@@ -155,6 +174,7 @@ class Harness:
             load_average={'before': os.getloadavg()})
         with Workspace(keep=self.keep) as workspace:
             self.workspace = workspace
+            precompile_sources()
             try:
                 self.run_parts()
             finally:
@@ -243,7 +263,23 @@ class Harness:
                                         self.plan.warmup, log=self.log)
                 measurements.append(measurement_dict(
                     config, storage_name, load, runs, summary))
+            if self.plan.wrk_repeats and WRK_CONNECTIONS in \
+                    self.plan.concurrencies:
+                measurements.append(self.measure_wrk(server, config,
+                                                     storage_name))
         return len(body)
+
+    def measure_wrk(self, server, config, storage_name):
+        """wrk at -c 8 on a served configuration, verified within the
+        in-flight tolerance."""
+        load = wrk.WrkLoad(WRK_CONNECTIONS, self.plan.wrk_duration_s)
+        runs, summary = wrk.measure(server, self.site.page_path,
+                                    load.connections, load.duration_s,
+                                    self.plan.wrk_repeats, log=self.log)
+        data = measurement_dict(config, storage_name, load, runs, summary)
+        data.update(tool='wrk',
+                    verification=wrk.tolerance_note(load.connections))
+        return data
 
     def measure_startup(self):
         return startup.measure(

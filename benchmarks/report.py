@@ -94,8 +94,17 @@ def http_rows(measurements):
                        None if is_ceiling else ratios['p50_ms'], 2),
             with_ratio(summary['p99_ms'],
                        None if is_ceiling else ratios['p99_ms'], 2),
-            summary['failed'], summary['non_2xx'], verified_cell(summary)])
+            summary['failed'], summary['non_2xx'],
+            verification_cell(measurement)])
     return rows
+
+
+def verification_cell(measurement):
+    """ab runs: exact counts; wrk runs: within the stated tolerance."""
+    cell = verified_cell(measurement['summary'])
+    if measurement.get('verification'):
+        cell += ', %s' % measurement['verification']
+    return cell
 
 
 HTTP_HEADERS = ['server', 'storage', 'ab', 'req/s', 'of ceiling',

@@ -21,8 +21,10 @@ serverside.configure_logging(%(log_dir)r)
 
 _PIPELINE = '''\
 from paste.deploy import loadapp
-application = serverside.CountingMiddleware(
-    loadapp('config:' + %(ini)r), %(count_dir)r)
+from zope.pipeline.commands.serve import open_databases
+publisher = loadapp('config:' + %(ini)r)
+open_databases(publisher)
+application = serverside.CountingMiddleware(publisher, %(count_dir)r)
 '''
 
 _CEILING = '''\

@@ -24,7 +24,8 @@ TINY = dataclasses.replace(
     storages=['sqlite'], requests=20, repeats=2, warmup=5,
     inprocess_iterations=1, inprocess_batches=1, startup_repeats=1,
     write_config=ServerConfig('waitress', 1, 2), write_requests=20,
-    write_repeats=1, parts=('imports', 'inprocess', 'http', 'write'))
+    write_repeats=1, parts=('imports', 'inprocess', 'http', 'write'),
+    wrk_repeats=1, wrk_duration_s=1)
 
 
 def script_for(workspace, site):
@@ -42,8 +43,12 @@ def test_a_tiny_run_measures_verifies_and_compares_with_the_ceiling(
     results = harness.Harness(TINY, site, str(tmp_path),
                               log=lines.append).run()
     http = results['http']
-    assert [(m['config'], m['storage']) for m in http['measurements']] == [
-        ('waitress 1x2', 'sqlite'), ('waitress 1x2', 'ceiling')]
+    assert [(m['config'], m['storage'], m['load'])
+            for m in http['measurements']] == [
+        ('waitress 1x2', 'sqlite', '-c 8'),
+        ('waitress 1x2', 'sqlite', 'wrk -c 8'),
+        ('waitress 1x2', 'ceiling', '-c 8'),
+        ('waitress 1x2', 'ceiling', 'wrk -c 8')]
     assert all(m['summary']['verified'] for m in http['measurements']), [
         m['summary']['problems'] for m in http['measurements']]
     assert http['page_bytes'] > 400
