@@ -1,0 +1,144 @@
+"""Memory (issue 7, point 5): 20,000 requests to /folder/page through one
+mod_wsgi daemon process (1 process x 1 thread) on MariaDB.
+
+The resident set size of the process after all of them stays within 10%
+of its size after the first 2,000 (no leak of connections, requests,
+interactions or sites), and the process never holds more MySQL
+connections than after the first 2,000: the ZODB connection pool (RelStorage
+opens its MySQL connections per ZODB connection) never grows.  The same
+process serves every request (its pid, from X-Pipeline-Pid, never
+changes).  The figures go to docs/reliability.md.
+"""
+
+import re
+import subprocess
+
+import pytest
+
+from tests.integration import reliability_report
+from tests.integration import support
+
+pytestmark = pytest.mark.integration
+
+WARM_UP = 2000
+ROUNDS = 9
+ROUND = 2000
+CONCURRENCY = 4
+#: pool-size of support.MYSQL_ZCONFIG.
+POOL_SIZE = 8
+#: At most this many MySQL connections per ZODB connection (RelStorage's
+#: load and store connections), plus the database's own.
+MYSQL_PER_ZODB_CONNECTION = 2
+
+
+def resident_kib(pid):
+    """VmRSS of process ``pid`` in KiB."""
+    with open('/proc/%s/status' % pid) as stream:
+        return int(re.search(r'^VmRSS:\s+(\d+) kB', stream.read(),
+                             re.MULTILINE).group(1))
+
+
+def mysql_connections(user):
+    """How many connections the MySQL user has open (all of them are the
+    daemon process's: it is the only client of its scratch database)."""
+    admin = support.mysql_admin()
+    try:
+        cursor = admin.cursor()
+        cursor.execute('SELECT COUNT(*) FROM information_schema.PROCESSLIST '
+                       'WHERE USER = %s', (user,))
+        return cursor.fetchone()[0]
+    finally:
+        admin.close()
+
+
+def keep_alive_ab(port, requests):
+    """ab -k over the page; return its figures."""
+    result = subprocess.run(
+        ['ab', '-q', '-k', '-n', str(requests), '-c', str(CONCURRENCY),
+         '-s', '30', 'http://127.0.0.1:%d%s' % (port, support.PAGE)],
+        capture_output=True, text=True, timeout=120)
+    return support.parse_ab(result.stdout + result.stderr)
+
+
+def serving_pid(port):
+    status, headers, body = support.request(port, support.PAGE)
+    assert status == 200
+    return headers['X-Pipeline-Pid']
+
+
+def load_round(port, requests):
+    """Run ``requests`` requests; assert that each one got the page."""
+    figures = keep_alive_ab(port, requests)
+    assert figures.get('complete') == requests, figures['text']
+    assert figures['failed'] == 0, figures['text']
+    assert figures['non_2xx'] == 0, figures['text']
+    return figures
+
+
+@pytest.fixture
+def mysql_site():
+    support.need_mod_wsgi()
+    support.need_mysql()
+    support.need_ab()
+    with support.scratch_directory() as directory, \
+            support.mysql_database() as database:
+        site = support.mysql_site(directory, database)
+        result = support.zope_pipeline('init-db', site.ini)
+        assert result.returncode == 0, result.stderr
+        yield site, database['db']
+
+
+#: Measured: RSS +400% over 18,000 requests (~25 KB a request).  The C
+#: security proxy of zope.security 8.4 leaks on every ``proxy.__class__``
+#: (``providedBy(proxy)``, ``isinstance(proxy, super)``: about 84 and 170
+#: bytes, reproduced outside the pipeline; none with PURE_PYTHON=1), and
+#: every adapter lookup on a proxied object does both.  strict: once the
+#: leak is gone this passes, and the marker must go.
+LEAK = ('the C optimizations leak memory on providedBy() of a '
+        'security-proxied object (about 190 bytes a call with zope.security '
+        '8.4, zope.interface 8.7, zope.proxy 7.3; none with PURE_PYTHON=1); '
+        'likely the reference leaks in getObjectSpecification reported as '
+        'zopefoundation/zope.interface#360, open upstream')
+
+
+class MemoryGrew(AssertionError):
+    """The RSS after 20,000 requests is more than 10% above the one after
+    2,000 (the only failure the xfail marker expects)."""
+
+
+@pytest.mark.xfail(strict=True, raises=MemoryGrew, reason=LEAK)
+def test_20000_page_requests_keep_one_process_rss_and_connections_flat(
+        mysql_site):
+    site, user = mysql_site
+    server = support.ModWsgiServer(site, processes=1, threads=1)
+    with support.running(server):
+        pid = serving_pid(server.port)
+        load_round(server.port, WARM_UP)
+        baseline = resident_kib(pid)
+        connections = [mysql_connections(user)]
+        sizes, rates = [baseline], []
+        for _ in range(ROUNDS):
+            rates.append(load_round(server.port, ROUND).get('rps', 0))
+            sizes.append(resident_kib(pid))
+            connections.append(mysql_connections(user))
+        last_pid = serving_pid(server.port)
+    growth = 100.0 * (sizes[-1] - baseline) / baseline
+    reliability_report.record(
+        'Memory (20,000 GETs of /folder/page, one mod_wsgi process 1x1, '
+        'MariaDB, ab -k -c %d)' % CONCURRENCY,
+        {'RSS after 2,000': '%d KiB' % baseline,
+         'RSS after 20,000': '%d KiB' % sizes[-1],
+         'growth': '%+.1f%%' % growth,
+         'largest RSS': '%d KiB' % max(sizes),
+         'MySQL connections after each 2,000': ' '.join(
+             str(count) for count in connections),
+         'requests per second': '%.0f' % (sum(rates) / len(rates))},
+        'flat' if abs(growth) <= 10 and len(set(connections)) == 1
+        else 'GREW')
+
+    assert last_pid == pid
+    assert max(connections) <= connections[0], connections
+    assert 0 < connections[0] <= MYSQL_PER_ZODB_CONNECTION * (POOL_SIZE + 1)
+    assert 'Traceback' not in server.log()
+    if sizes[-1] > baseline * 1.10:
+        raise MemoryGrew('RSS in KiB after each 2,000 requests: %s' % sizes)
