@@ -8,6 +8,7 @@ import pytest
 from zope.pipeline.wsgi import ClosingIterator
 from zope.pipeline.wsgi import DeferredStart
 from zope.pipeline.wsgi import plain_response
+from zope.pipeline.wsgi import prepend
 from zope.pipeline.wsgi import run_all
 
 
@@ -244,3 +245,14 @@ def test_plain_response_passes_exc_info_on():
         plain_response(held, '500 Internal Server Error', 'oops',
                        exc_info=sys.exc_info())
     assert held.status == '500 Internal Server Error'
+
+
+def test_prepend_yields_chunks_then_the_rest_and_closes_the_body_once():
+    body = Body([b'b', b'c'])
+    rest = iter(body)
+    next(rest)
+    result = prepend([b'x', b'y'], rest, body)
+    assert list(result) == [b'x', b'y', b'c']
+    result.close()
+    result.close()
+    assert body.closed == 1

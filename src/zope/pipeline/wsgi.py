@@ -109,8 +109,7 @@ class DeferredStart:
         self._start(start_response)
         if not self.written:
             return iterable
-        return ClosingIterator(_prepend(self.written, iterable),
-                               lambda: close_iterable(iterable))
+        return prepend(self.written, iterable, iterable)
 
     def _send_late(self, start_response, iterable):
         iterator = iter(iterable)
@@ -126,17 +125,24 @@ class DeferredStart:
             raise AssertionError('The application returned without '
                                  'calling start_response')
         self._start(start_response)
-        return ClosingIterator(_prepend(self.written, iterator),
-                               lambda: close_iterable(iterable))
+        return prepend(self.written, iterator, iterable)
 
     def _start(self, start_response):
         self._server_write = start_response(self.status, self.headers)
         self._server_start = start_response
 
 
-def _prepend(chunks, iterable):
+def prepend(chunks, rest, body):
+    """Return ``chunks`` then what is left of ``rest`` (an iterator over, or
+    the whole of, the body iterable ``body``), closing ``body`` exactly once
+    when the server closes the result."""
+    return ClosingIterator(_chain(chunks, rest),
+                           lambda: close_iterable(body))
+
+
+def _chain(chunks, rest):
     yield from chunks
-    yield from iterable
+    yield from rest
 
 
 def plain_response(start_response, status, text, headers=(), exc_info=None):

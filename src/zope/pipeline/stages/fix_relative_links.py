@@ -29,8 +29,8 @@ from zope.schema import Int
 
 from zope.pipeline import environ as keys
 from zope.pipeline.stages.call import emit
-from zope.pipeline.wsgi import ClosingIterator
 from zope.pipeline.wsgi import close_iterable
+from zope.pipeline.wsgi import prepend
 
 #: zope.publisher.browser's expressions, so the rules are the classic ones.
 START_OF_HEAD = re.compile(rb'(<head[^>]*>)', re.IGNORECASE)
@@ -131,9 +131,8 @@ class BaseTagFilter:
         except BaseException:
             close_iterable(body)
             raise
-        return ClosingIterator(_prepend(head if changed is None else changed,
-                                        iterator),
-                               lambda: close_iterable(body))
+        head = head if changed is None else changed
+        return prepend([head] if head else [], iterator, body)
 
     def insert(self, response, head):
         changed = with_base(head, encoded_base(response))
@@ -144,12 +143,6 @@ class BaseTagFilter:
             response.setHeader('Content-Length',
                                str(int(length) + len(changed) - len(head)))
         return changed
-
-
-def _prepend(head, iterator):
-    if head:
-        yield head
-    yield from iterator
 
 
 # -- the stage
