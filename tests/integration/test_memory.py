@@ -88,25 +88,19 @@ def mysql_site():
         yield site, database['db']
 
 
-#: Measured: RSS +400% over 18,000 requests (~25 KB a request).  The C
-#: security proxy of zope.security 8.4 leaks on every ``proxy.__class__``
-#: (``providedBy(proxy)``, ``isinstance(proxy, super)``: about 84 and 170
-#: bytes, reproduced outside the pipeline; none with PURE_PYTHON=1), and
-#: every adapter lookup on a proxied object does both.  strict: once the
-#: leak is gone this passes, and the marker must go.
-LEAK = ('the C optimizations leak memory on providedBy() of a '
-        'security-proxied object (about 190 bytes a call with zope.security '
-        '8.4, zope.interface 8.7, zope.proxy 7.3; none with PURE_PYTHON=1); '
-        'likely the reference leaks in getObjectSpecification reported as '
-        'zopefoundation/zope.interface#360, open upstream')
+#: RSS growth allowed between 2,000 and 20,000 requests (issue 7).
+#: Before zope.pipeline.security it was +412% (107 MB to 550 MB, about
+#: 25 KB a request): zope.security 8.4's C checker leaks a bytes object on
+#: every check of a name that its checker's dict lacks (``proxy.__class__``,
+#: ``__providedBy__``, ``__name__``, ``__parent__`` ... on each adapter
+#: lookup, isinstance() and location lookup), through the MAKE_STRING macro
+#: of _zope_security_checker.c.  make_app() now makes those names explicit
+#: in every checker (see zope.pipeline.security).  What it cannot stop, a
+#: forbidden ``__call__`` check that zope.tales makes on a proxied list of
+#: the page (three blocks, about 150 bytes a request), stays well within.
+MAX_GROWTH = 0.10
 
 
-class MemoryGrew(AssertionError):
-    """The RSS after 20,000 requests is more than 10% above the one after
-    2,000 (the only failure the xfail marker expects)."""
-
-
-@pytest.mark.xfail(strict=True, raises=MemoryGrew, reason=LEAK)
 def test_20000_page_requests_keep_one_process_rss_and_connections_flat(
         mysql_site):
     site, user = mysql_site
@@ -133,12 +127,13 @@ def test_20000_page_requests_keep_one_process_rss_and_connections_flat(
          'MySQL connections after each 2,000': ' '.join(
              str(count) for count in connections),
          'requests per second': '%.0f' % (sum(rates) / len(rates))},
-        'flat' if abs(growth) <= 10 and len(set(connections)) == 1
+        'flat' if abs(growth) <= 100 * MAX_GROWTH
+        and len(set(connections)) == 1
         else 'GREW')
 
     assert last_pid == pid
     assert max(connections) <= connections[0], connections
     assert 0 < connections[0] <= MYSQL_PER_ZODB_CONNECTION * (POOL_SIZE + 1)
     assert 'Traceback' not in server.log()
-    if sizes[-1] > baseline * 1.10:
-        raise MemoryGrew('RSS in KiB after each 2,000 requests: %s' % sizes)
+    assert sizes[-1] <= baseline * (1 + MAX_GROWTH), (
+        'RSS in KiB after each 2,000 requests: %s' % sizes)
