@@ -5,7 +5,8 @@ first use, in the process that uses it (a process forked after the open
 reopens its own), creates the root application when the database has none
 (safely when several processes start at once), and closes at shutdown
 (``mod_wsgi.subscribe_shutdown`` under mod_wsgi, ``atexit`` otherwise) so
-RelStorage writes its persistent cache.
+RelStorage writes its persistent cache.  A database that cannot be opened
+(its MySQL server is down) is not remembered: the next use tries again.
 """
 
 import atexit
@@ -25,6 +26,9 @@ from ZODB.MappingStorage import MappingStorage
 from ZODB.POSException import ConflictError
 from zope.configuration.exceptions import ConfigurationError
 from zope.dottedname.resolve import resolve
+
+from zope.pipeline.errors import describe_error
+from zope.pipeline.errors import is_unavailable
 
 logger = logging.getLogger('zope.pipeline.storage')
 
@@ -179,6 +183,28 @@ class ProcessDatabase:
             if self.db is None or self.pid != os.getpid():
                 self._open()
         return self.db
+
+    def open_at_start(self):
+        """Open the database now, at the start of a process; return whether
+        it is open.
+
+        When its server cannot be reached (``errors.is_unavailable``), say
+        so in one log line and leave it to the first request, which tries
+        again (and is answered 503 while it cannot): a WSGI script that
+        raised here would be imported again, and fail with a 500, at
+        every request until the server is back.  Other errors propagate.
+        """
+        try:
+            self.get()
+        except Exception as error:
+            if not is_unavailable(error):
+                raise
+            logger.warning('Process %s could not open the database of %s '
+                           'at its start (%s); its requests will try again',
+                           os.getpid(), self.config_path or 'memory',
+                           describe_error(error))
+            return False
+        return True
 
     def _open(self):
         if self.db is not None:

@@ -8,10 +8,18 @@ utility's challenge (403 for a principal who is already authenticated),
 ``Redirect`` a redirect, bad input 400, a transient error on the last
 attempt 503 with ``Retry-After``, anything else 500.  Tracebacks go to the
 log (and to the error reporting utility); the page shows one only in debug
-mode.  Transient errors pass up to retry while it has attempts left.  An
-error while rendering an error gives a plain 500, never a loop.  XML-RPC
-clients get a fault for every error but 401 (they understand faults, not
-pages).
+mode.  Transient errors pass up to retry while it has attempts left.
+
+A database that cannot be reached (``errors.is_unavailable``: the MySQL
+server refused or dropped the connection, while beginning the transaction,
+loading an object or committing) is answered at once with a short 503 page
+and ``Retry-After``, logged in one line without a traceback, and not
+retried: nothing that needs the database (exception views, the site, the
+error reporting utility, which may all live in it) is used to render it.
+
+An error while rendering an error gives a plain 500, never a loop.
+XML-RPC clients get a fault for every error but 401 and an unreachable
+database (they understand faults, not pages).
 
 The error is rendered in a security interaction of its own (the
 authenticate stage has ended the request's), in a fresh transaction that
@@ -51,8 +59,11 @@ from zope.security.management import queryInteraction
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
+from zope.pipeline.errors import UNAVAILABLE_MESSAGE
 from zope.pipeline.errors import IPayloadTooLarge
+from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_transient
+from zope.pipeline.errors import is_unavailable
 from zope.pipeline.stages.authenticate import authenticate_globally
 from zope.pipeline.stages.authenticate import end_interaction
 from zope.pipeline.wsgi import plain_response
@@ -102,7 +113,7 @@ MESSAGES = {
 
 
 def status_of(error):
-    if is_transient(error):
+    if is_transient(error) or is_unavailable(error):
         return 503
     for interface, status in STATUS_BY_INTERFACE:
         if interface.providedBy(error):
@@ -120,11 +131,11 @@ def nearest_site(context):
     return None
 
 
-def default_page(status, error, debug, exc_info):
+def default_page(status, error, debug, exc_info, message=None):
     title = '%d %s' % (status, REASONS.get(status, 'Error'))
     parts = ['<!DOCTYPE html>\n<html><head><title>%s</title></head><body>'
              % title, '<h1>%s</h1>' % title,
-             '<p>%s</p>' % MESSAGES.get(status, MESSAGES[500])]
+             '<p>%s</p>' % (message or MESSAGES.get(status, MESSAGES[500]))]
     if debug:
         parts.append('<pre>%s</pre>' % html.escape(
             ''.join(traceback.format_exception(*exc_info))))
@@ -210,6 +221,9 @@ class HandleErrorStage:
                 raise
             exc_info = sys.exc_info()
             try:
+                if is_unavailable(error):
+                    return self.unavailable(environ, start_response, error,
+                                            exc_info)
                 return self.render(environ, start_response, error, exc_info)
             except Exception:
                 logger.exception('Error while rendering the error for %s',
@@ -252,6 +266,22 @@ class HandleErrorStage:
                 response.setResult(default_page(status, error, self.debug,
                                                 exc_info))
             return emit(environ, response, start_response, exc_info)
+
+    def unavailable(self, environ, start_response, error, exc_info):
+        """503 with Retry-After: the database cannot be reached.  One log
+        line; nothing that needs the database is touched."""
+        from zope.pipeline.stages.call import emit
+        logger.error('%s %s: the database is unavailable (%s); answered '
+                     '503', environ.get('REQUEST_METHOD'),
+                     environ.get('PATH_INFO'), describe_error(error))
+        response = environ[keys.REQUEST_KEY].response
+        response.reset()
+        response.setStatus(503)
+        response.setHeader('Retry-After', str(self.retry_after))
+        response.setHeader('Content-Type', 'text/html;charset=utf-8')
+        response.setResult(default_page(503, error, self.debug, exc_info,
+                                        UNAVAILABLE_MESSAGE))
+        return emit(environ, response, start_response, exc_info)
 
     def challenge(self, request, response):
         """401 with the challenge of the authentication utility at the

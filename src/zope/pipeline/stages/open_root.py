@@ -10,6 +10,13 @@ also the thread's (``transaction.manager``), so code written for the
 classic publisher (``transaction.get().note(...)``, ``transaction.doom()``,
 data managers joining ``transaction.get()``) works on this request's
 transaction.
+
+When the database cannot be opened (its MySQL server is down when the
+process first needs it), the error passes up to the retry stage, which
+answers 503 with Retry-After (``errors.is_unavailable``); the next request
+tries to open it again.  A connection whose MySQL connection was lost goes
+back to the pool as usual: RelStorage reconnects it when its next
+transaction begins.
 """
 
 import functools

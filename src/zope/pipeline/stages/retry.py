@@ -8,6 +8,12 @@ is held back until the attempt succeeds, so nothing of a failed attempt
 reaches the client.  A retried error is logged at INFO in one line (a
 conflict with its oid and class); when no attempt is left, a transient
 error that reaches this stage is logged at ERROR and answered with 503.
+
+A database that cannot be reached (``errors.is_unavailable``) is not
+retried: the attempt's error is logged at ERROR in one line and answered
+with 503 and ``Retry-After`` at once.  handle_error answers the outages it
+sees itself; what reaches this stage failed before it, in open_root
+(opening the process's database, or a connection from it).
 """
 
 import io
@@ -24,8 +30,10 @@ from zope.schema import Float
 from zope.schema import Int
 
 from zope.pipeline import environ as keys
+from zope.pipeline.errors import UNAVAILABLE_MESSAGE
 from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_transient
+from zope.pipeline.errors import is_unavailable
 from zope.pipeline.interfaces import IBeforeRetry
 from zope.pipeline.wsgi import ClosingIterator
 from zope.pipeline.wsgi import DeferredStart
@@ -51,7 +59,8 @@ class IRetrySettings(Interface):
                    default=100 << 20, min=0)
     retry_after = Int(title='Seconds in the Retry-After header of the 503 '
                             'sent when a transient error outlasts every '
-                            'attempt', default=1, min=0)
+                            'attempt or the database cannot be reached '
+                            'before handle_error', default=1, min=0)
 
 
 environ_keys = {
@@ -285,6 +294,9 @@ class RetryStage:
                 environ[keys.ATTEMPT] = attempt
                 return held.send(start_response, result)
             except Exception as error:
+                if is_unavailable(error):
+                    return self.unavailable(environ, start_response, error,
+                                            attempt)
                 if not is_transient(error):
                     raise
                 if attempt >= self.attempts:
@@ -313,4 +325,15 @@ class RetryStage:
         return plain_response(
             start_response, '503 Service Unavailable',
             'The server is busy; please try again in a moment.',
+            [('Retry-After', str(self.retry_after))])
+
+    def unavailable(self, environ, start_response, error, attempt):
+        """The database cannot be reached: log one line, answer 503."""
+        environ[keys.ATTEMPT] = attempt
+        logger.error('%s %s: the database is unavailable (%s); answered 503',
+                     environ.get('REQUEST_METHOD'),
+                     loggable(environ.get('PATH_INFO', '')),
+                     describe_error(error))
+        return plain_response(
+            start_response, '503 Service Unavailable', UNAVAILABLE_MESSAGE,
             [('Retry-After', str(self.retry_after))])
