@@ -4,6 +4,7 @@ Everything here works on the JSON-ready dict ``benchmarks.harness`` makes,
 so a saved ``results.json`` can be rendered again without measuring.
 """
 
+from benchmarks import wrk
 from benchmarks.stats import ratio
 
 CEILING = 'ceiling'
@@ -100,10 +101,15 @@ def http_rows(measurements):
 
 
 def verification_cell(measurement):
-    """ab runs: exact counts; wrk runs: within the stated tolerance."""
+    """ab runs: exact counts; wrk runs: exact counts, with the requests wrk
+    left in flight when its time ran out (results saved before wrk was
+    counted exactly carry their own note instead)."""
     cell = verified_cell(measurement['summary'])
-    if measurement.get('verification'):
-        cell += ', %s' % measurement['verification']
+    note = wrk.in_flight_note(measurement.get('in_flight') or ())
+    if note is None:
+        note = measurement.get('verification')
+    if note:
+        cell += ', %s' % note
     return cell
 
 
@@ -291,6 +297,12 @@ def command_lines(results):
         lines.extend('- ab: `%s` (`-k` added for keep-alive rows; `-r` keeps '
                      'ab going after a socket error so it is counted)'
                      % command for command in ab)
+        wrk_commands = [run['command'] for m in http['measurements']
+                        if m.get('tool') == 'wrk' for run in m['runs']]
+        if wrk_commands:
+            lines.append('- wrk: `%s` (run in the checkout; the script '
+                         'counts the requests written and the responses '
+                         'received)' % wrk_commands[0])
         lines.extend('- %s: `%s`' % (server, command)
                      for server, command in sorted(
                          http['server_commands'].items()))
@@ -333,7 +345,13 @@ with ab %(repeats)d times; the tables show medians, failures and non-2xx
 responses summed over the runs.  A run is *verified* when ab completed all
 its requests with no failure and no non-2xx response and the servers'
 own count of responses (a counting middleware in every process) equals
-ab's count.  Latency ratios are multiples of the ceiling's; requests per
+ab's count.  wrk runs for a duration with a script that counts the
+requests it wrote and the responses it received: a wrk run is verified
+when the script's count of responses equals wrk's, with no socket error
+and no non-2xx response, and the servers counted at least every response
+wrk received and at most every request it wrote; the difference is the
+requests wrk abandoned in flight when its time ran out (shown in the
+table).  Latency ratios are multiples of the ceiling's; requests per
 second are shares of it.  In-process costs are CPU time per request
 (medians of alternating batches).'''
 

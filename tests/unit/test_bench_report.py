@@ -191,3 +191,44 @@ def test_the_console_shows_only_the_parts_that_ran():
     text = report.render_console(data)
     assert text.startswith('== Pipeline cost in process\n')
     assert '== Imports' not in text
+
+
+# -- wrk rows
+
+
+def wrk_measurement(in_flight, verified=True):
+    data = measurement('mod_wsgi 2x1', 'sqlite', 310, load='wrk -c 8',
+                       verified=verified)
+    data.update(tool='wrk', in_flight=in_flight, runs=[
+        {'command': 'wrk -t2 -c8 -d5s --latency -s benchmarks/wrk_count.lua '
+                    'http://127.0.0.1:1/p', 'sent': 1508, 'received': 1500,
+         'in_flight': 8}])
+    return data
+
+
+def test_a_wrk_row_is_verified_exactly_with_the_requests_left_in_flight():
+    rows = report.http_rows([wrk_measurement([8, 6, 7])])
+    assert rows[0][2] == 'wrk -c 8'
+    assert rows[0][-1] == 'yes (3/3), 6–8 in flight at the end'
+    rows = report.http_rows([wrk_measurement([5, 5, 5], verified=False)])
+    assert rows[0][-1] == '**NO** (2/3), 5 in flight at the end'
+
+
+def test_a_wrk_row_saved_before_exact_accounting_keeps_its_note():
+    data = wrk_measurement(None)
+    data['verification'] = 'count within in-flight tolerance (<= 8 ' \
+                           'connections)'
+    assert report.http_rows([data])[0][-1] == (
+        'yes (3/3), count within in-flight tolerance (<= 8 connections)')
+    del data['verification']
+    assert report.http_rows([data])[0][-1] == 'yes (3/3)'
+
+
+def test_results_md_names_the_wrk_command_and_how_wrk_is_verified():
+    data = results()
+    data['http']['measurements'].append(wrk_measurement([8, 8, 8]))
+    text = report.render_results(data)
+    assert ('- wrk: `wrk -t2 -c8 -d5s --latency -s benchmarks/wrk_count.lua '
+            'http://127.0.0.1:1/p` (run in the checkout') in text
+    assert 'the requests wrk abandoned in flight' in ' '.join(text.split())
+    assert '- wrk:' not in report.render_results(results())
