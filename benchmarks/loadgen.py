@@ -106,8 +106,13 @@ def warm_up(server, path, requests, concurrency, post=None):
     the page templates)."""
     if requests <= 0:
         return None
+    before = serverside.total_counts(server.count_dir)
     result, text, _ = run_ab(server.url(path),
                              Load(requests, concurrency), post, True)
+    # The server counts a response just after ab has it: let the last
+    # ones land before the first measured run reads its starting count.
+    serverside.wait_for_counts(server.count_dir, before,
+                               result.complete if result is not None else 0)
     return result
 
 

@@ -144,6 +144,19 @@ def test_no_warm_up_sends_nothing():
     assert loadgen.warm_up(None, '/', 0, 8) is None
 
 
+def test_warm_up_returns_once_the_server_counted_every_response(workspace):
+    # Otherwise the last warm-up responses, counted just after ab has
+    # them, would land in the first measured run and spoil its count.
+    with servers.serving(WAITRESS, workspace, 'w', ceiling(), '/') as server:
+        before = serverside.total_counts(server.count_dir)
+        result = loadgen.warm_up(server, '/', 200, 8)
+        counted = serverside.total_counts(server.count_dir) - before
+        run = loadgen.measure_once(server, '/', loadgen.Load(100, 8))
+    assert result.complete == 200
+    assert counted.total == 200
+    assert run.verification.valid
+
+
 def test_a_server_ignoring_its_stop_signal_is_killed(workspace):
     def stubborn(count_dir, log_dir):
         return ('import signal\nsignal.signal(signal.SIGINT, '
