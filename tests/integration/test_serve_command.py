@@ -2,6 +2,7 @@
 mod_wsgi-express command it becomes, the WSGI script it writes, what a
 daemon process does with that script, and waitress."""
 
+import math
 import os
 import pwd
 import sys
@@ -176,6 +177,112 @@ def test_mod_wsgi_becomes_mod_wsgi_express_in_daemon_mode(
     assert repr(ini) in text
     assert 'wsgi_application(' in text
     assert 'http://127.0.0.2:8123/' in capsys.readouterr().out
+
+
+def serve_options(command):
+    """{--name: value} of the --name=value options of a command line."""
+    return dict(option[2:].split('=', 1) for option in command
+                if option.startswith('--') and '=' in option)
+
+
+def test_admin_urls_get_their_own_daemon_group_by_default(
+        clean_zope, site_dir, exec_calls, as_user, capsys):
+    ini = write_site(site_dir)
+    root = os.path.join(site_dir, 'apache')
+    assert zope_pipeline(['serve', ini, '--mod-wsgi', '--port', '8126',
+                          '--server-root', root]) == 0
+    [command] = exec_calls
+    include = os.path.join(root, 'admin.conf')
+    options = serve_options(command)
+    assert options['include-file'] == include
+    # The site's group: 4 threads, 60 s (its limit 60 x (1 + ln 4) = 143.2
+    # s), Apache gives up 2 s after the limit rounded up.
+    assert options['request-timeout'] == '60'
+    assert options['interrupt-timeout'] == '5'
+    assert options['socket-timeout'] == '146'
+    with open(include) as stream:
+        conf = stream.read()
+    assert 'WSGIDaemonProcess zope-pipeline-admin' in conf
+    assert 'processes=1 ' in conf and 'threads=2 ' in conf
+    # 600 x (1 + ln 2) = 1015.9 s
+    assert 'request-timeout=600 ' in conf
+    assert 'socket-timeout=1018 ' in conf
+    assert "WSGIImportScript '%s/handler.wsgi'" % root in conf
+    assert '<LocationMatch "%s">' % serve.DEFAULT_ADMIN_URLS in conf
+    assert conf.count('process-group=zope-pipeline-admin') == 2
+    assert '@@edit' in capsys.readouterr().out
+
+
+def test_admin_group_options(clean_zope, site_dir, exec_calls, as_user):
+    root = os.path.join(site_dir, 'apache')
+    zope_pipeline(['serve', write_site(site_dir), '--mod-wsgi',
+                   '--server-root', root, '--threads', '1',
+                   '--request-timeout', '2', '--admin-urls', '/@@slow$',
+                   '--admin-processes', '3', '--admin-threads', '1',
+                   '--admin-request-timeout', '7'])
+    [command] = exec_calls
+    assert serve_options(command)['socket-timeout'] == '4'
+    with open(os.path.join(root, 'admin.conf')) as stream:
+        conf = stream.read()
+    assert '<LocationMatch "/@@slow$">' in conf
+    assert 'processes=3 ' in conf and 'threads=1 ' in conf
+    assert 'request-timeout=7 ' in conf and 'socket-timeout=9 ' in conf
+
+
+def test_admin_processes_0_serves_admin_urls_in_the_site_group(
+        clean_zope, site_dir, exec_calls, as_user, capsys):
+    root = os.path.join(site_dir, 'apache')
+    zope_pipeline(['serve', write_site(site_dir), '--mod-wsgi',
+                   '--server-root', root, '--admin-processes', '0'])
+    [command] = exec_calls
+    assert 'include-file' not in serve_options(command)
+    assert not os.path.exists(os.path.join(root, 'admin.conf'))
+    assert '@@edit' not in capsys.readouterr().out
+
+
+def test_admin_threads_are_checked_against_the_pool_too(
+        clean_zope, site_dir, exec_calls):
+    ini = write_site(site_dir, threads=4, pool_size=8)
+    with pytest.raises(SystemExit, match=r'9 threads per process '
+                                         r'\(--admin-threads\)'):
+        zope_pipeline(['serve', ini, '--mod-wsgi', '--admin-threads', '9'])
+    assert exec_calls == []
+
+
+def test_the_timeouts_answer_504_before_apache_and_a_restart():
+    for threads in (1, 2, 4, 8):
+        for request_timeout in (1, 5, 60):
+            values = serve.timeouts(request_timeout, threads)
+            limit = request_timeout * (1 + math.log(threads))
+            # The daemon interrupts within a monitor period of the limit,
+            # before Apache's socket-timeout; Apache answers before the
+            # process would be restarted for a request that ignores it.
+            assert limit + serve.MONITOR_PERIOD < values['socket-timeout']
+            assert values['socket-timeout'] < \
+                limit + values['interrupt-timeout']
+
+
+@pytest.mark.parametrize('option, message', [
+    (['--admin-processes', '-1'], '--admin-processes must be 0'),
+    (['--admin-urls', '/(@@edit'], 'is not a regular expression'),
+    (['--admin-urls', '/"x"'], 'without double quotes'),
+    (['--admin-urls', ''], 'non-empty'),
+])
+def test_bad_admin_group_options_are_refused(site_dir, exec_calls, option,
+                                             message):
+    with pytest.raises(SystemExit, match=message):
+        zope_pipeline(['serve', write_site(site_dir), '--mod-wsgi']
+                      + option)
+    assert exec_calls == []
+
+
+def test_timeouts_and_thread_counts_must_be_positive(site_dir, capsys):
+    for option in ('--request-timeout', '--admin-threads',
+                   '--admin-request-timeout'):
+        with pytest.raises(SystemExit):
+            zope_pipeline(['serve', write_site(site_dir), '--mod-wsgi',
+                           option, '0'])
+        assert 'invalid positive value' in capsys.readouterr().err
 
 
 def test_under_root_the_daemons_run_as_www_data_owning_the_storage(

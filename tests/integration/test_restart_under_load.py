@@ -1,0 +1,206 @@
+"""Restart under load (issue 7, point 3): mod_wsgi 2x1 on MariaDB, `ab -n
+2000 -c 8` over the page, and once it is under way either
+
+- the WSGI script is touched (a daemon reload: each daemon process
+  notices on its next request and restarts gracefully, while Apache and
+  its socket to the daemons stay), or
+- `apachectl graceful` (Apache re-reads its configuration: the daemon
+  processes belong to the old configuration and are stopped at once).
+
+A daemon reload loses nothing: every request completes with a 2xx.  A
+graceful restart of Apache may answer the requests waiting at the daemons
+with 502/503 (mod_wsgi daemon mode; no timeout option changes it, see
+etc/apache/zope-pipeline.conf): the test asserts what is guaranteed (every
+request gets an HTTP response; the errors are Apache's 502/503, logged by
+mod_wsgi as a daemon that closed its connection or a daemon socket that
+was gone; the new daemons serve afterwards) and writes the figures into
+docs/reliability.md.
+"""
+
+import concurrent.futures
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from tests.integration import reliability_report
+from tests.integration import support
+
+pytestmark = pytest.mark.integration
+
+REQUESTS = 2000
+CONCURRENCY = 8
+#: Seconds of load before the restart.
+BEFORE_RESTART = 1.5
+
+#: What mod_wsgi logs for each request Apache answers 502 or 503 because
+#: of a daemon process that stopped (messages of wsgi_remote.c).
+DAEMON_CLOSED = ('closed connection before sending complete response '
+                 'headers',
+                 'Error reading response headers from daemon process')
+DAEMON_GONE = 'Unable to connect to WSGI daemon process'
+
+
+def ab_figures(url, requests, concurrency, timeout=300):
+    """ab (-r: a reset connection is counted, not fatal); its figures and
+    the longest request in milliseconds."""
+    result = subprocess.run(
+        ['ab', '-r', '-n', str(requests), '-c', str(concurrency), '-s', '60',
+         url], capture_output=True, text=True, timeout=timeout)
+    figures = support.parse_ab(result.stdout + result.stderr)
+    match = re.search(r'100%\s+(\d+) \(longest request\)', figures['text'])
+    figures['longest_ms'] = int(match.group(1)) if match else None
+    match = re.search(r'\(Connect: (\d+), Receive: (\d+), Length: \d+, '
+                      r'Exceptions: (\d+)\)', figures['text'])
+    if match:
+        figures['connect'], figures['receive'], figures['exceptions'] = (
+            int(value) for value in match.groups())
+    return figures
+
+
+def daemon_pids(port, wanted=2, batches=20, clients=4):
+    """The daemon processes answering the page: concurrent GETs (one
+    process alone would answer requests sent one after the other) until
+    ``wanted`` processes answered, at most ``batches`` x ``clients``."""
+    pids = set()
+
+    def get(_):
+        status, headers, body = support.request(port, support.PAGE)
+        assert status == 200, body[:500]
+        return headers['X-Pipeline-Pid']
+
+    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+        for _ in range(batches):
+            pids.update(pool.map(get, range(clients * 2)))
+            if len(pids) >= wanted:
+                break
+    return pids
+
+
+def under_load(server, restart):
+    """ab over the page; ``restart()`` once it is under way."""
+    url = 'http://127.0.0.1:%d%s' % (server.port, support.PAGE)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        load = pool.submit(ab_figures, url, REQUESTS, CONCURRENCY)
+        time.sleep(BEFORE_RESTART)
+        assert not load.done(), 'ab ended before the restart: more requests'
+        restart()
+        return load.result(timeout=300)
+
+
+@pytest.fixture
+def mysql_site():
+    support.need_mod_wsgi()
+    support.need_mysql()
+    support.need_ab()
+    with support.scratch_directory() as directory, \
+            support.mysql_database() as database:
+        site = support.mysql_site(directory, database)
+        result = support.zope_pipeline('init-db', site.ini)
+        assert result.returncode == 0, result.stderr
+        yield site
+
+
+def record(scenario, figures, extra, verdict, threads=1):
+    row = {'requests': figures.get('complete'),
+           'failed': figures.get('failed'),
+           'non-2xx': figures.get('non_2xx'),
+           'longest request': '%s ms' % figures.get('longest_ms'),
+           'requests per second': '%.0f' % figures.get('rps', 0)}
+    row.update(extra)
+    reliability_report.record(
+        'Restart under load: %s (ab -n %d -c %d, mod_wsgi 2x%d, MariaDB)'
+        % (scenario, REQUESTS, CONCURRENCY, threads), row, verdict)
+
+
+def test_touching_the_script_under_load_reloads_daemons_losing_nothing(
+        mysql_site):
+    server = support.ModWsgiServer(mysql_site, processes=2, threads=1)
+    with support.running(server):
+        before = daemon_pids(server.port)
+        figures = under_load(server, lambda: os.utime(server.script))
+        after = daemon_pids(server.port)
+        log = server.log()
+    lost = figures.get('failed', 0) + figures.get('non_2xx', 0)
+    record('daemon reload (touch the WSGI script)', figures,
+           {'daemon processes replaced': len(before - after)},
+           'nothing lost' if lost == 0 else '%d LOST' % lost)
+    assert figures['complete'] == REQUESTS, figures['text']
+    assert figures['failed'] == 0, figures['text']
+    assert figures['non_2xx'] == 0, figures['text']
+    # Both daemon processes were replaced (they restart one by one, each
+    # when its next request notices the script changed).
+    assert len(before) == 2, before
+    assert not before & after, (before, after)
+    assert 'Traceback' not in log
+
+
+#: Apache's event MPM with as many workers as the daemons have threads
+#: (2 x 1): requests beyond them wait in Apache's listen backlog, which a
+#: graceful restart keeps, instead of at the daemons' socket.
+CAPPED_WORKERS = '''\
+<IfModule mpm_event_module>
+ServerLimit 4
+ThreadLimit 2
+ThreadsPerChild 2
+MaxRequestWorkers 2
+StartServers 1
+MinSpareThreads 1
+MaxSpareThreads 2
+</IfModule>
+'''
+
+
+@pytest.mark.parametrize('threads, capped', [(1, False), (4, False),
+                                             (1, True)])
+def test_apachectl_graceful_under_load_answers_every_request(
+        mysql_site, threads, capped):
+    """2x1: up to 6 of the 8 clients' requests wait at the daemons'
+    socket, and those waiting when the daemons stop get 502; 2x4 (as many
+    daemon threads as clients), or 2x1 with Apache's workers capped at the
+    daemons' 2 threads: none waits there, but a request an old Apache
+    worker connects after the socket is removed gets 503 (0 to 6 per
+    graceful measured in each case but the capped one, 0 or 1)."""
+    extra = []
+    if capped:
+        include = os.path.join(mysql_site.directory, 'capped.conf')
+        with open(include, 'w') as stream:
+            stream.write(CAPPED_WORKERS)
+        os.chmod(include, 0o644)
+        extra.append('--include-file=' + include)
+    server = support.ModWsgiServer(mysql_site, processes=2, threads=threads,
+                                   extra=extra)
+    with support.running(server):
+        before = daemon_pids(server.port)
+        results = []
+        figures = under_load(
+            server, lambda: results.append(server.apachectl('graceful')))
+        server.wait_until_serving(60)
+        after = daemon_pids(server.port)
+        log = server.log()
+    [graceful] = results
+    assert graceful.returncode == 0, graceful.stdout + graceful.stderr
+    closed = sum(log.count(message) for message in DAEMON_CLOSED)
+    gone = log.count(DAEMON_GONE)
+    lost = figures.get('non_2xx', 0)
+    record('apachectl graceful, %d daemon threads for %d clients%s'
+           % (2 * threads, CONCURRENCY,
+              ', Apache workers capped at 2' if capped else ''), figures,
+           {'502 (daemon stopped before answering)': closed,
+            '503 (daemon socket gone)': gone},
+           'nothing lost' if lost == 0 else
+           '%d of %d answered 502/503 by Apache (inherent, see '
+           'etc/apache/zope-pipeline.conf)' % (lost, REQUESTS),
+           threads=threads)
+    # Every request got an HTTP response: Apache kept accepting.
+    assert figures['complete'] == REQUESTS, figures['text']
+    assert figures.get('exceptions', 0) == 0, figures['text']
+    assert figures.get('receive', 0) == 0, figures['text']
+    # The errors are all Apache's, each explained by a stopped daemon.
+    assert figures['non_2xx'] == closed + gone, (figures['text'],
+                                                log[-5000:])
+    assert 'Traceback' not in log
+    # New daemon processes serve afterwards.
+    assert not before & after, (before, after)
