@@ -379,6 +379,45 @@ def test_content_length_larger_than_the_body_sent_gets_400(outer_app,
     assert records_of('attempt') == []
 
 
+class BrokenInput:
+    """A wsgi.input whose connection breaks after its first bytes, as
+    mod_wsgi's does when the client goes away mid-body."""
+
+    def __init__(self, first):
+        self.first = first
+
+    def read(self, size=-1):
+        if self.first:
+            data, self.first = self.first, b''
+            return data
+        raise OSError('mod_wsgi request data read error: Partial results '
+                      'are valid but processing is incomplete')
+
+
+@pytest.mark.parametrize('threshold', ['4', '1048576'])
+def test_body_the_client_stops_sending_gets_400_and_one_log_line(
+        outer_app, threshold, caplog):
+    app = without_lint(outer_app(retry__spool_threshold=threshold))
+    request = post_request('/@@attempt', b'0123456789')
+    request.environ['CONTENT_LENGTH'] = '100'
+    request.environ['wsgi.input'] = BrokenInput(b'0123456789')
+    request.environ.pop('webob.is_body_seekable', None)
+
+    with caplog.at_level(logging.WARNING, logger='zope.pipeline'):
+        # Called directly: WebTest would rewind the input it was given.
+        status, headers, body = request.call_application(app.app)
+        body = b''.join(body)
+
+    assert status == '400 Bad Request'
+    assert b'could not be read after 10 bytes' in body
+    assert records_of('attempt') == []
+    [record] = [record for record in caplog.records
+                if record.name.startswith('zope.pipeline')]
+    assert record.levelname == 'WARNING'
+    assert 'mod_wsgi request data read error' in record.getMessage()
+    assert record.exc_info is None
+
+
 @pytest.mark.parametrize('length', ['abc', '-5', '1e3', '0x10', '12 34',
                                     '\u0661\u0662'])
 def test_non_numeric_content_length_gets_400(outer_app, length):

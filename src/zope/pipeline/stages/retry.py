@@ -102,6 +102,11 @@ class BadLength(Exception):
     """Content-Length is not a length, or the body ended before it (400)."""
 
 
+class UnreadableBody(Exception):
+    """Reading the body failed: the client went away or the server's
+    connection to it broke (400, one warning line, no traceback)."""
+
+
 class SharedInput:
     """An attempt's ``wsgi.input`` on the spooled body; seekable, like the
     ``io.BytesIO`` an attempt gets for a body kept in memory.
@@ -241,7 +246,12 @@ class RetryStage:
         while length is None or body.length < length:
             wanted = CHUNK if length is None else min(CHUNK,
                                                       length - body.length)
-            chunk = stream.read(wanted)
+            try:
+                chunk = stream.read(wanted)
+            except OSError as error:
+                raise UnreadableBody(
+                    'The request body could not be read after %d bytes.'
+                    % body.length) from error
             if not chunk:
                 break
             if self.max_body and body.length + len(chunk) > self.max_body:
@@ -263,6 +273,12 @@ class RetryStage:
                 'The request body is larger than %d bytes.' % self.max_body
                 if self.max_body else 'The request body is too large.')
         except BadLength as error:
+            return plain_response(start_response, '400 Bad Request',
+                                  str(error))
+        except UnreadableBody as error:
+            logger.warning('%s %s: %s (%s)', environ.get('REQUEST_METHOD'),
+                           loggable(environ.get('PATH_INFO', '')), error,
+                           describe_error(error.__cause__))
             return plain_response(start_response, '400 Bad Request',
                                   str(error))
         if body.spooled is None:
