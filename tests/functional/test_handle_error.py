@@ -172,6 +172,12 @@ def test_transient_error_goes_to_retry_and_is_503_on_the_last_attempt(
                if record.name == 'zope.pipeline.retry'
                and record.levelno == logging.INFO]
     assert len(retried) == 2
+    # The exhausted conflict is one line naming it, without a traceback.
+    [record] = error_records(caplog)
+    assert record.getMessage().startswith(
+        'GET /folder/doc/@@fail failed on attempt 3: ConflictError')
+    assert record.getMessage().endswith('; answered 503')
+    assert record.exc_info is None
 
 
 def test_retry_after_of_a_503_is_a_setting(make_testapp, tmp_path):

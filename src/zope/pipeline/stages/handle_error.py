@@ -6,9 +6,10 @@ classic publisher did.  Without a view, a short page is made here.
 ``NotFound`` gives 404, ``Unauthorized`` 401 with the authentication
 utility's challenge (403 for a principal who is already authenticated),
 ``Redirect`` a redirect, bad input 400, a transient error on the last
-attempt 503 with ``Retry-After``, anything else 500.  Tracebacks go to the
-log (and to the error reporting utility); the page shows one only in debug
-mode.  Transient errors pass up to retry while it has attempts left.
+attempt 503 with ``Retry-After``, anything else 500.  Tracebacks of 500s
+go to the log (and to the error reporting utility); the page shows one only
+in debug mode.  A 503 after the last attempt is logged in one line that
+names the conflict (``errors.describe_error``: its oid and class).  Transient errors pass up to retry while it has attempts left.
 
 A database that cannot be reached (``errors.is_unavailable``: the MySQL
 server refused or dropped the connection, while beginning the transaction,
@@ -242,7 +243,7 @@ class HandleErrorStage:
         response = request.response
         status = status_of(error)
         with error_scene(environ.get(keys.CONTEXT), request):
-            self.report(environ, request, status, exc_info)
+            self.report(environ, request, status, error, exc_info)
             response.reset()
             if IXMLRPCRequest.providedBy(request) and status != 401:
                 # XML-RPC clients understand faults, not error pages
@@ -296,10 +297,20 @@ class HandleErrorStage:
         status = response.getStatus()
         return status if status in (401, 403) else 401
 
-    def report(self, environ, request, status, exc_info):
+    def report(self, environ, request, status, error, exc_info):
         if status >= 500:
-            logger.error('%s %s failed', environ.get('REQUEST_METHOD'),
-                         environ.get('PATH_INFO'), exc_info=exc_info)
+            if status == 503:
+                # A transient error (a conflict) on the last attempt: the
+                # one line names what conflicted; a traceback would only
+                # show where the commit happened.
+                logger.error('%s %s failed on attempt %d: %s; answered 503',
+                             environ.get('REQUEST_METHOD'),
+                             environ.get('PATH_INFO'),
+                             environ.get(keys.ATTEMPT, 1),
+                             describe_error(error))
+            else:
+                logger.error('%s %s failed', environ.get('REQUEST_METHOD'),
+                             environ.get('PATH_INFO'), exc_info=exc_info)
             utility = queryUtility(IErrorReportingUtility)
             if utility is not None:
                 try:
