@@ -134,10 +134,10 @@ def test_apache_graceful_restart_under_load_keeps_accepting_connections(
         site):
     """apachectl graceful stops every daemon process at once: a few
     requests (those queued at a stopping daemon, or connecting to its
-    removed socket) get Apache's 502 or 503 - measured 0 to 30 of about
-    1500 at 8 clients with 2 x 2 threads - never a refused connection nor
-    an error of the application; touching the WSGI script (above) loses
-    none."""
+    removed socket) may get Apache's 502 or 503 - never a refused
+    connection nor an error of the application; touching the WSGI script
+    (above) loses none.  The figures are measured by
+    test_restart_under_load.py (docs/reliability.md)."""
     server = support.ModWsgiServer(site, processes=2, threads=2)
     with support.running(server):
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
