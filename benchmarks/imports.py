@@ -20,6 +20,11 @@ from benchmarks.scripts import PROJECT_ROOT
 #: Namespace packages: a distribution is named by two components.
 NAMESPACES = ('zope', 'zope.app', 'five', 'z3c')
 
+#: Our own distribution, where a chain of imports starts.
+OURS = 'zope.pipeline'
+#: What the measuring code imports itself (see _CODE).
+TOP_IMPORTS = ('json', 'sys', 'time')
+
 _LINE = re.compile(r'^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)\s*$')
 
 _CODE = '''\
@@ -81,18 +86,66 @@ def by_distribution(records):
             for name, total in ranked]
 
 
+def importers(records):
+    """For each record, the index of the record of the module that
+    imported it, or None for an import at the top.  ``-X importtime``
+    prints a module after everything it imported, one level deeper."""
+    parents = [None] * len(records)
+    waiting = []
+    for index, record in enumerate(records):
+        while waiting and records[waiting[-1]].depth > record.depth:
+            parents[waiting.pop()] = index
+        waiting.append(index)
+    return parents
+
+
+def imported_through(records, parents, index):
+    """What brought a module in: the chain of imports from the nearest of
+    our modules (``zope.pipeline...``) down to it, e.g.
+    ``zope.pipeline.storage > ZODB > BTrees``; a chain that starts at the
+    top without passing one of ours was loaded by the site's ZCML (its
+    directives import what they name) while ``make_app`` ran."""
+    chain = [records[index].module]
+    parent = parents[index]
+    while parent is not None:
+        chain.append(records[parent].module)
+        if distribution_of(chain[-1]) == OURS:
+            break
+        parent = parents[parent]
+    chain.reverse()
+    if distribution_of(chain[0]) != OURS and chain[0] not in TOP_IMPORTS:
+        chain.insert(0, 'ZCML')
+    if len(chain) > 4:
+        chain[2:-1] = ['...']
+    return ' > '.join(chain)
+
+
 def summarize(records, top=10):
+    parents = importers(records)
+    index_of = {id(record): index for index, record in enumerate(records)}
+
+    def through(record):
+        return imported_through(records, parents, index_of[id(record)])
+
+    ranked = sorted(records, key=lambda r: -r.self_us)[:top]
+    heaviest = {}
+    for record in records:
+        name = distribution_of(record.module)
+        if name not in heaviest or record.self_us > heaviest[name].self_us:
+            heaviest[name] = record
     return {
         'modules': len(records),
         'total_self_s': sum(record.self_us for record in records) / 1e6,
         'top_modules': [
             {'module': record.module, 'self_ms': record.self_us / 1000,
-             'cumulative_ms': record.cumulative_us / 1000}
-            for record in sorted(records, key=lambda r: -r.self_us)[:top]],
+             'cumulative_ms': record.cumulative_us / 1000,
+             'through': through(record)}
+            for record in ranked],
         'top_distributions': [
             {'distribution': name, 'self_ms': total / 1000,
-             'modules': count, 'heaviest': heaviest}
-            for name, total, count, heaviest in
+             'modules': count, 'heaviest': heaviest_name,
+             'through': through(heaviest[name])}
+            for name, total, count, heaviest_name in
             by_distribution(records)[:top]],
     }
 

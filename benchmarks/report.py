@@ -228,15 +228,27 @@ def imports_tables(data):
                   number(data['total_self_s'], 3)))
     distributions = markdown_table(
         ['distribution', 'import ms (own time of its modules)', 'modules',
-         'heaviest module'],
+         'heaviest module', 'imported through (the heaviest)'],
         [[item['distribution'], number(item['self_ms']), item['modules'],
-          '`%s`' % item['heaviest']] for item in data['top_distributions']],
-        ['l', 'r', 'r', 'l'])
+          '`%s`' % item['heaviest'], through(item)]
+         for item in data['top_distributions']],
+        ['l', 'r', 'r', 'l', 'l'])
     modules = markdown_table(
-        ['module', 'own ms', 'with its imports ms'],
+        ['module', 'own ms', 'with its imports ms', 'imported through'],
         [['`%s`' % item['module'], number(item['self_ms']),
-          number(item['cumulative_ms'])] for item in data['top_modules']])
-    return '\n\n'.join([totals, distributions, modules])
+          number(item['cumulative_ms']), through(item)]
+         for item in data['top_modules']],
+        ['l', 'r', 'r', 'l'])
+    legend = ('"Imported through": the chain of imports from the nearest '
+              'module of zope.pipeline (or `ZCML`: a directive of the '
+              "site's ZCML named it) down to the module: what it is "
+              'there for.')
+    return '\n\n'.join([totals, distributions, modules, legend])
+
+
+def through(item):
+    """The import chain of a summary item (older results have none)."""
+    return '`%s`' % item['through'] if item.get('through') else '-'
 
 
 def write_table(data):

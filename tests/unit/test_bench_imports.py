@@ -47,7 +47,48 @@ def test_the_summary_ranks_modules_and_distributions_by_own_time():
         'zope.interface.interface', 'zope.pipeline.app']
     assert summary['top_distributions'][0] == {
         'distribution': 'zope.interface', 'self_ms': 2.5, 'modules': 2,
-        'heaviest': 'zope.interface.interface'}
+        'heaviest': 'zope.interface.interface',
+        'through': 'zope.pipeline.app > zope.interface > '
+                   'zope.interface.interface'}
+
+
+NESTED = '''\
+import time:       100 |        100 |       BTrees._base
+import time:      4000 |       4100 |     BTrees
+import time:        10 |       4110 |   ZODB.DB
+import time:       200 |       4310 | zope.pipeline.storage
+import time:       300 |        300 |       zope.schema._field
+import time:        10 |        310 |     zope.schema
+import time:        10 |        320 |   zope.configuration.fields
+import time:        10 |        330 | zope.configuration
+import time:      3000 |       3000 |     a.b.c
+import time:         5 |       3005 |   a.b
+import time:         5 |       3010 | a
+'''
+
+
+def test_each_module_is_shown_with_the_imports_that_brought_it_in():
+    records = imports.parse_importtime(NESTED)
+    summary = imports.summarize(records, top=3)
+    assert [(item['module'], item['through'])
+            for item in summary['top_modules']] == [
+        ('BTrees', 'zope.pipeline.storage > ZODB.DB > BTrees'),
+        ('a.b.c', 'ZCML > a > a.b > a.b.c'),
+        ('zope.schema._field',
+         'ZCML > zope.configuration > ... > zope.schema._field')]
+    assert summary['top_distributions'][0]['through'] == \
+        'zope.pipeline.storage > ZODB.DB > BTrees'
+
+
+def test_imports_at_the_top_have_no_importer():
+    records = imports.parse_importtime(IMPORTTIME)
+    parents = imports.importers(records)
+    assert [records[parent].module if parent is not None else None
+            for parent in parents] == [
+        'io', None, 'zope.interface', 'zope.pipeline.app',
+        'zope.pipeline.app', None]
+    assert imports.imported_through(records, parents, 5) == \
+        'zope.pipeline.app'
 
 
 def test_importing_the_minimal_site_is_measured_in_a_fresh_process():
