@@ -6,6 +6,8 @@ change.  Forms that write accept POST only (405 otherwise) and redirect
 (303) to the page they changed.
 """
 
+from urllib.parse import quote
+
 from zope.browserpage import ViewPageTemplateFile
 from zope.container.interfaces import IReadContainer
 from zope.publisher.interfaces import BadRequest
@@ -24,6 +26,9 @@ RESOURCES = 'zope.pipeline.sample'
 MAX_AUTHOR = 100
 MAX_TEXT = 2000
 
+#: Characters zope.traversing leaves unquoted in the names of URLs.
+URL_SAFE = '@+'
+
 #: How deep and how many results the search goes.
 SEARCH_DEPTH = 6
 SEARCH_LIMIT = 50
@@ -33,6 +38,13 @@ def title_of(ob):
     if ITitled.providedBy(ob):
         return ob.title
     return ob.__name__ or SITE_TITLE
+
+
+def child_url(container_url, name):
+    """The URL of the item ``name`` of the container at ``container_url``,
+    as zope.traversing's AbsoluteURL makes it (which would walk up to the
+    root again for every item)."""
+    return '%s/%s' % (container_url, quote(name.encode('utf-8'), URL_SAFE))
 
 
 def require_post(context, request):
@@ -66,8 +78,15 @@ class SampleView:
     def style_url(self):
         return '%s/@@/%s/style.css' % (self.site_url(), RESOURCES)
 
+    #: The context's URL, once computed (pages use it several times).
+    _url = None
+
     def url(self, ob=None):
-        return absoluteURL(self.context if ob is None else ob, self.request)
+        if ob is not None:
+            return absoluteURL(ob, self.request)
+        if self._url is None:
+            self._url = absoluteURL(self.context, self.request)
+        return self._url
 
     def redirect(self, url):
         self.request.response.redirect(url, status=303)
@@ -80,7 +99,8 @@ class FolderView(SampleView):
     template = ViewPageTemplateFile('templates/folder.pt')
 
     def children(self):
-        return [{'title': title_of(ob), 'url': self.url(ob)}
+        url = self.url()
+        return [{'title': title_of(ob), 'url': child_url(url, name)}
                 for name, ob in sorted(self.context.items())]
 
     def __call__(self):
@@ -93,9 +113,21 @@ class PageView(SampleView):
     template = ViewPageTemplateFile('templates/page.pt')
     error = ''
 
+    def page(self):
+        """What the template shows, read once: the template then looks up
+        keys of a dict instead of adapting the view or the context for
+        every expression."""
+        context = self.context
+        return {'title': context.title, 'body': context.body,
+                'url': self.url(), 'site_url': self.site_url(),
+                'style_url': self.style_url(), 'items': self.items(),
+                'comments': self.comments(),
+                'comment_count': self.comment_count(), 'error': self.error}
+
     def items(self):
-        return [{'title': item.title, 'url': self.url(item)}
-                for item in self.context.values()]
+        url = self.url()
+        return [{'title': item.title, 'url': child_url(url, name)}
+                for name, item in self.context.items()]
 
     def comments(self):
         return self.context.recent_comments(10)

@@ -10,6 +10,11 @@ zope.publisher's lenient parser would turn into a silently empty or
 partial form, as it would a body in an unknown charset or with too many
 fields: the body is checked first, by the same parser with its errors
 reported, then rewound).
+
+A GET or HEAD whose query string is empty gives zope.publisher's
+BrowserRequest nothing to read, so its ``processInputs`` is not called
+then (a request class with a ``processInputs`` of its own always gets it
+called).
 """
 
 import codecs
@@ -23,6 +28,7 @@ from multipart import PushMultipartParser
 from multipart import parse_options_header
 from zope.interface import Interface
 from zope.publisher.browser import MULIPART_PART_LIMIT
+from zope.publisher.browser import BrowserRequest
 from zope.publisher.browser import Record
 from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 
@@ -132,9 +138,20 @@ def decode_path_suffix(request):
         raise BadInput('A :method field is not UTF-8.') from exc
 
 
+def nothing_to_process(request):
+    """Whether zope.publisher's own ``processInputs`` would only find the
+    empty query string of a GET or HEAD (it reads nothing else for them):
+    then it need not run."""
+    return (type(request).processInputs is BrowserRequest.processInputs
+            and request.environment.get('QUERY_STRING') == ''
+            and not request.form)
+
+
 def process_form(environ, request):
     if environ.get('REQUEST_METHOD') not in ('GET', 'HEAD'):
         check_body(environ)
+    elif nothing_to_process(request):
+        return
     try:
         request.processInputs()
     except FORM_ERRORS as exc:
