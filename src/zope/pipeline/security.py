@@ -37,7 +37,9 @@ available by default still leaks (three blocks for a dunder name), as the
 check must raise ``ForbiddenAttribute``.  ``getattr(proxy, name,
 default)`` turns that into the default, and zope.tales does it for
 ``__call__`` on every path expression that ends on a proxied object that
-is not callable (once for each GET of /folder/page: three blocks).
+is not callable (three blocks each time): templates should say
+``nocall:`` where a path ends on data, as the sample's page does for the
+lists it repeats over.
 
 Which checkers: every ``Checker`` instance the garbage collector tracks,
 found with ``gc.get_objects()`` (the C type is a GC type): the class
