@@ -367,3 +367,39 @@ def parse_ab(text):
     if match:
         figures['rps'] = float(match.group(1))
     return figures
+
+
+# -- MySQL sites made ready before any server starts
+
+
+@contextlib.contextmanager
+def initialized_mysql_site(settings=None):
+    """A scratch MySQL site whose database, user, tables and root
+    `zope-pipeline init-db` made, so servers started together do not race
+    to create the root.  ``site.database`` is the database's name (also
+    its user's)."""
+    need_mod_wsgi()
+    need_mysql()
+    with scratch_directory() as directory, \
+            mysql_database() as database:
+        site = mysql_site(directory, database, settings)
+        result = zope_pipeline('init-db', site.ini)
+        assert result.returncode == 0, result.stderr
+        site.database = database['db']
+        yield site
+
+
+def stored_comments(config_path):
+    """(the sample page's comment texts, its comment count), read from the
+    database itself rather than through a server."""
+    from zope.pipeline import storage
+    db = storage.open_database(config_path)
+    try:
+        connection = db.open()
+        page = connection.root()['Application']['folder']['page']
+        figures = ([text for author, text, when in page.comments.values()],
+                   page.comment_count())
+        connection.close()
+        return figures
+    finally:
+        db.close()

@@ -21,7 +21,6 @@ import pytest
 
 from tests.integration import reliability_report
 from tests.integration import support
-from zope.pipeline import storage
 from zope.pipeline.sample import COMMENTS_FORM
 
 pytestmark = pytest.mark.integration
@@ -115,28 +114,9 @@ def storm(port):
         return [future.result(timeout=600) for future in futures]
 
 
-def stored_comments(config_path):
-    """(comments in the BTree, the page's comment count), read directly."""
-    db = storage.open_database(config_path)
-    try:
-        connection = db.open()
-        page = connection.root()['Application']['folder']['page']
-        figures = len(page.comments), page.comment_count()
-        connection.close()
-        return figures
-    finally:
-        db.close()
-
-
 @pytest.fixture
 def mysql_site():
-    support.need_mod_wsgi()
-    support.need_mysql()
-    with support.scratch_directory() as directory, \
-            support.mysql_database() as database:
-        site = support.mysql_site(directory, database)
-        result = support.zope_pipeline('init-db', site.ini)
-        assert result.returncode == 0, result.stderr
+    with support.initialized_mysql_site() as site:
         yield site
 
 
@@ -149,7 +129,8 @@ def test_conflict_storm_of_16_writers_ends_exact_with_every_503_repeated(
         status, headers, counter = support.request(server.port, '/counter')
     seconds = time.monotonic() - started
     log = server.log()
-    comments = stored_comments(mysql_site.zconfig)
+    texts, comment_count = support.stored_comments(mysql_site.zconfig)
+    comments = len(texts), comment_count
 
     attempts = [attempt for client in clients for attempt in client.attempts]
     repeated = sum(client.repeated for client in clients)

@@ -77,15 +77,9 @@ def load_round(port, requests):
 
 @pytest.fixture
 def mysql_site():
-    support.need_mod_wsgi()
-    support.need_mysql()
     support.need_ab()
-    with support.scratch_directory() as directory, \
-            support.mysql_database() as database:
-        site = support.mysql_site(directory, database)
-        result = support.zope_pipeline('init-db', site.ini)
-        assert result.returncode == 0, result.stderr
-        yield site, database['db']
+    with support.initialized_mysql_site() as site:
+        yield site
 
 
 #: RSS growth allowed between 2,000 and 20,000 requests (issue 7).
@@ -103,7 +97,7 @@ MAX_GROWTH = 0.10
 
 def test_20000_page_requests_keep_one_process_rss_and_connections_flat(
         mysql_site):
-    site, user = mysql_site
+    site, user = mysql_site, mysql_site.database
     server = support.ModWsgiServer(site, processes=1, threads=1)
     with support.running(server):
         pid = serving_pid(server.port)

@@ -92,14 +92,8 @@ def under_load(server, restart):
 
 @pytest.fixture
 def mysql_site():
-    support.need_mod_wsgi()
-    support.need_mysql()
     support.need_ab()
-    with support.scratch_directory() as directory, \
-            support.mysql_database() as database:
-        site = support.mysql_site(directory, database)
-        result = support.zope_pipeline('init-db', site.ini)
-        assert result.returncode == 0, result.stderr
+    with support.initialized_mysql_site() as site:
         yield site
 
 

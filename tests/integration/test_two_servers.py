@@ -39,7 +39,6 @@ import pytest
 
 from tests.integration import reliability_report
 from tests.integration import support
-from zope.pipeline import storage
 
 pytestmark = pytest.mark.integration
 
@@ -256,32 +255,9 @@ def write_at_once(ports):
         return [future.result(timeout=RUN_TIMEOUT) for future in futures]
 
 
-def stored_comments(config_path):
-    """(comment texts in the BTree, the page's comment count), read
-    directly from the database."""
-    db = storage.open_database(config_path)
-    try:
-        connection = db.open()
-        page = connection.root()['Application']['folder']['page']
-        figures = ([text for author, text, when in page.comments.values()],
-                   page.comment_count())
-        connection.close()
-        return figures
-    finally:
-        db.close()
-
-
 @pytest.fixture
 def mysql_site():
-    support.need_mod_wsgi()
-    support.need_mysql()
-    with support.scratch_directory() as directory, \
-            support.mysql_database() as database:
-        site = support.mysql_site(directory, database)
-        # Created once, before the servers start: they do not race to
-        # create the root.
-        result = support.zope_pipeline('init-db', site.ini)
-        assert result.returncode == 0, result.stderr
+    with support.initialized_mysql_site() as site:
         yield site
 
 
@@ -297,7 +273,7 @@ def test_two_servers_with_8_writers_end_exact_without_stale_reads(
         seconds = time.monotonic() - started
         counters = [support.request(port, COUNTER) for port in ports]
     log = ''.join(server.log() for server in servers)
-    texts, comment_count = stored_comments(mysql_site.zconfig)
+    texts, comment_count = support.stored_comments(mysql_site.zconfig)
 
     total = CLIENTS * WRITES_EACH
     attempts = [attempt for client in clients for attempt in client.attempts]
