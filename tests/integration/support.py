@@ -288,11 +288,15 @@ class ModWsgiServer:
             except OSError:
                 time.sleep(0.25)
                 continue
-            if status == 200:
+            if self.ready(status):
                 return
             time.sleep(0.25)
         raise AssertionError('The server did not serve %s within %d s:\n%s'
                              % (PAGE, timeout, self.log()))
+
+    def ready(self, status):
+        """Whether an answer with this status means the server is up."""
+        return status == 200
 
     def apachectl(self, action):
         return subprocess.run(

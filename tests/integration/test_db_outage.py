@@ -310,32 +310,18 @@ def test_mariadb_outage_under_load_is_503_then_recovers_losing_nothing(
     assert comment_count == sum(stored.values())
     assert set(stored) <= set(acknowledged) | set(refused_writes)
     # One log line per 503 of the outage, and no traceback logged by
-    # zope.pipeline.
+    # zope.pipeline (a conflict that outlasted every attempt, answered
+    # 503 "busy", is one line too).
     assert logged_503 == answered_503, (logged_503, answered_503)
-    # (a conflict that outlasted every attempt is logged with its
-    # traceback: that is not the outage)
-    assert len(our_tracebacks) == sum(1 for o in outcomes if is_busy(o)), \
-        our_tracebacks[:5]
+    assert our_tracebacks == [], our_tracebacks[:5]
 
 
 class UnservedServer(support.ModWsgiServer):
     """A mod_wsgi server that may start while its database is down: ready
     as soon as it answers at all."""
 
-    def wait_until_serving(self, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError('The server exited (%s):\n%s'
-                                     % (self.process.returncode, self.log()))
-            try:
-                support.request(self.port, support.PAGE, timeout=10)
-            except OSError:
-                time.sleep(0.25)
-                continue
-            return
-        raise AssertionError('The server did not answer within %d s:\n%s'
-                             % (timeout, self.log()))
+    def ready(self, status):
+        return True
 
 
 def started_without_database(log):
