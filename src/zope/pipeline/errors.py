@@ -97,6 +97,13 @@ UNAVAILABLE_MESSAGE = ('The database is unavailable; please try again in a '
                        'moment.')
 
 
+def log_unavailable(logger, method, path, error):
+    """Log, in one line without a traceback, that a request was answered
+    503 because the database cannot be reached."""
+    logger.error('%s %s: the database is unavailable (%s); answered 503',
+                 method, path, describe_error(error))
+
+
 def describe_error(error):
     """Say in one line what failed: for a conflict, the oid and class.
 

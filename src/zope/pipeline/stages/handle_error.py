@@ -9,7 +9,8 @@ utility's challenge (403 for a principal who is already authenticated),
 attempt 503 with ``Retry-After``, anything else 500.  Tracebacks of 500s
 go to the log (and to the error reporting utility); the page shows one only
 in debug mode.  A 503 after the last attempt is logged in one line that
-names the conflict (``errors.describe_error``: its oid and class).  Transient errors pass up to retry while it has attempts left.
+names the conflict (``errors.describe_error``: its oid and class).
+Transient errors pass up to retry while it has attempts left.
 
 A database that cannot be reached (``errors.is_unavailable``: the MySQL
 server refused or dropped the connection, while beginning the transaction,
@@ -65,6 +66,7 @@ from zope.pipeline.errors import IPayloadTooLarge
 from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
+from zope.pipeline.errors import log_unavailable
 from zope.pipeline.stages.authenticate import authenticate_globally
 from zope.pipeline.stages.authenticate import end_interaction
 from zope.pipeline.wsgi import plain_response
@@ -272,9 +274,8 @@ class HandleErrorStage:
         """503 with Retry-After: the database cannot be reached.  One log
         line; nothing that needs the database is touched."""
         from zope.pipeline.stages.call import emit
-        logger.error('%s %s: the database is unavailable (%s); answered '
-                     '503', environ.get('REQUEST_METHOD'),
-                     environ.get('PATH_INFO'), describe_error(error))
+        log_unavailable(logger, environ.get('REQUEST_METHOD'),
+                        environ.get('PATH_INFO'), error)
         response = environ[keys.REQUEST_KEY].response
         response.reset()
         response.setStatus(503)

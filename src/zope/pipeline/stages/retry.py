@@ -34,6 +34,7 @@ from zope.pipeline.errors import UNAVAILABLE_MESSAGE
 from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
+from zope.pipeline.errors import log_unavailable
 from zope.pipeline.interfaces import IBeforeRetry
 from zope.pipeline.wsgi import ClosingIterator
 from zope.pipeline.wsgi import DeferredStart
@@ -346,10 +347,8 @@ class RetryStage:
     def unavailable(self, environ, start_response, error, attempt):
         """The database cannot be reached: log one line, answer 503."""
         environ[keys.ATTEMPT] = attempt
-        logger.error('%s %s: the database is unavailable (%s); answered 503',
-                     environ.get('REQUEST_METHOD'),
-                     loggable(environ.get('PATH_INFO', '')),
-                     describe_error(error))
+        log_unavailable(logger, environ.get('REQUEST_METHOD'),
+                        loggable(environ.get('PATH_INFO', '')), error)
         return plain_response(
             start_response, '503 Service Unavailable', UNAVAILABLE_MESSAGE,
             [('Retry-After', str(self.retry_after))])
