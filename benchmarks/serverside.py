@@ -169,17 +169,24 @@ def total_counts(directory):
     return sum(read_counts(directory).values(), ServerCounts())
 
 
-def wait_for_counts(directory, before, expected, timeout=5.0,
+def wait_for_counts(directory, before, expected, timeout=5.0, quiet=None,
                     interval=0.02):
     """Counts served since ``before``, once they reach ``expected`` (the
-    server closes a response just after the client has it) or at
-    ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        served = total_counts(directory) - before
-        if served.total >= expected or time.monotonic() >= deadline:
-            return served
+    server closes a response just after the client has it; None: no count
+    to reach), or once they have not changed for ``quiet`` seconds (None:
+    only the timeout ends the wait), or at ``timeout``."""
+    started = changed = time.monotonic()
+    served = total_counts(directory) - before
+    while expected is None or served.total < expected:
+        now = time.monotonic()
+        if now - started >= timeout or (
+                quiet is not None and now - changed >= quiet):
+            break
         time.sleep(interval)
+        latest = total_counts(directory) - before
+        if latest != served:
+            served, changed = latest, time.monotonic()
+    return served
 
 
 def read_ready(directory):

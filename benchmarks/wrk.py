@@ -19,7 +19,6 @@ import dataclasses
 import os
 import re
 import subprocess
-import time
 
 from benchmarks import serverside
 from benchmarks.scripts import PROJECT_ROOT
@@ -32,6 +31,13 @@ WRK = 'wrk'
 
 #: The counting script, relative to the checkout (wrk runs there).
 SCRIPT = os.path.join('benchmarks', 'wrk_count.lua')
+#: After a run, the servers' count is awaited until it reaches the
+#: requests wrk wrote, or has not changed for this many seconds, or at
+#: most this long: a request wrk abandoned in flight is finished (and
+#: counted) by a server after wrk has exited; counted later, it would land
+#: in the next run's figures.
+SETTLE_QUIET = 1.0
+SETTLE_TIMEOUT = 10.0
 
 _UNITS_MS = {'us': 0.001, 'ms': 1.0, 's': 1000.0, 'm': 60000.0}
 _DURATION = re.compile(r'^(\d+(?:\.\d+)?)(us|ms|s|m)$')
@@ -217,26 +223,6 @@ def _accounting_problems(result, served, connections):
     return problems
 
 
-def settled_counts(directory, before, expected, timeout=10.0, quiet=1.0,
-                   interval=0.02):
-    """Counts served since ``before`` once they reach ``expected`` (every
-    request wrk wrote; None: unknown), or have not changed for ``quiet``
-    seconds, or at ``timeout``.  A request wrk abandoned in flight is
-    finished (and counted) by the server after wrk has exited; counted
-    later, it would land in the next run's figures."""
-    started = changed = time.monotonic()
-    served = serverside.total_counts(directory) - before
-    while expected is None or served.total < expected:
-        now = time.monotonic()
-        if now - changed >= quiet or now - started >= timeout:
-            break
-        time.sleep(interval)
-        latest = serverside.total_counts(directory) - before
-        if latest != served:
-            served, changed = latest, time.monotonic()
-    return served
-
-
 def in_flight_note(values):
     """'7 in flight at the end', or '5–8 ...' over several runs."""
     values = [value for value in values if value is not None]
@@ -279,7 +265,9 @@ def measure_once(server, path, connections, duration_s):
     result, text, command = run_wrk(server.url(path), connections,
                                     duration_s, timeout=duration_s + 60)
     expected = result.sent if result is not None else None
-    served = settled_counts(server.count_dir, before, expected)
+    served = serverside.wait_for_counts(server.count_dir, before, expected,
+                                        timeout=SETTLE_TIMEOUT,
+                                        quiet=SETTLE_QUIET)
     verification = verify_wrk(result, served, connections)
     if result is None:
         verification.problems.append(text.strip()[-500:])
@@ -298,7 +286,8 @@ def measure(server, path, connections, duration_s, repeats, log=print):
     """``repeats`` verified wrk runs; return (runs, Summary).  Responses
     the server is still finishing (a readiness probe's, the last of a
     warm-up) are counted before the first run."""
-    settled_counts(server.count_dir, ServerCounts(), None, quiet=0.5)
+    serverside.wait_for_counts(server.count_dir, ServerCounts(), None,
+                               timeout=SETTLE_TIMEOUT, quiet=0.5)
     runs = []
     for number in range(1, repeats + 1):
         run = measure_once(server, path, connections, duration_s)

@@ -193,8 +193,9 @@ def test_counts_are_awaited_until_every_written_request_is_counted(
     before = serverside.total_counts(str(tmp_path))
     timer = record_later(middleware, 3, 0.2)
     try:
-        served = wrk.settled_counts(str(tmp_path), before, expected=3,
-                                    quiet=30.0, timeout=60.0)
+        served = serverside.wait_for_counts(str(tmp_path), before,
+                                            expected=3, quiet=30.0,
+                                            timeout=60.0)
     finally:
         timer.join()
     assert served == ServerCounts(3, 3)
@@ -209,8 +210,8 @@ def test_counts_that_stop_changing_short_of_the_written_are_returned(
     middleware.record('200 OK')
     middleware.record('200 OK')
     started = time.monotonic()
-    served = wrk.settled_counts(str(tmp_path), before, expected=5,
-                                quiet=0.5, timeout=60.0)
+    served = serverside.wait_for_counts(str(tmp_path), before, expected=5,
+                                        quiet=0.5, timeout=60.0)
     assert served == ServerCounts(2, 2)
     assert time.monotonic() - started < 50.0  # the quiet, not the timeout
 
@@ -220,10 +221,11 @@ def test_unknown_written_requests_wait_for_a_quiet_count_within_timeout(
     middleware = counting(tmp_path)
     middleware.record('200 OK')
     before = serverside.total_counts(str(tmp_path))
-    assert wrk.settled_counts(str(tmp_path), before, expected=None,
-                              quiet=0.05) == ServerCounts()
-    assert wrk.settled_counts(str(tmp_path), before, expected=1, quiet=60.0,
-                              timeout=0.05) == ServerCounts()
+    assert serverside.wait_for_counts(str(tmp_path), before, expected=None,
+                                      quiet=0.05) == ServerCounts()
+    assert serverside.wait_for_counts(str(tmp_path), before, expected=1,
+                                      quiet=60.0,
+                                      timeout=0.05) == ServerCounts()
 
 
 # -- wrk against a real server
