@@ -57,10 +57,11 @@ MYSQL_ZCONFIG = '''\
     <mysql>
       driver MySQLdb
       host 127.0.0.1
-      port 3306
+      port %(port)d
       db %(db)s
       user %(db)s
       passwd %(password)s
+      connect_timeout 2
     </mysql>
   </relstorage>
 </zodb>
@@ -200,10 +201,12 @@ def mysql_database():
         admin.close()
 
 
-def mysql_site(directory, database, settings=None):
+def mysql_site(directory, database, settings=None, port=3306):
+    """A site on the MySQL server at 127.0.0.1:``port`` (``connect_timeout``
+    as in etc/zodb-mysql.conf)."""
     var = os.path.join(directory, 'var')
-    return Site(directory, MYSQL_ZCONFIG % dict(database, var=var),
-                settings)
+    return Site(directory,
+                MYSQL_ZCONFIG % dict(database, var=var, port=port), settings)
 
 
 def zope_pipeline(*args, timeout=60):

@@ -60,26 +60,6 @@ PAUSE = 0.01
 PAUSE_AFTER_503 = 0.05
 TIMEOUT = 30
 
-ZCONFIG = '''\
-%%import relstorage
-<zodb main>
-  pool-size 8
-  <relstorage>
-    keep-history false
-    cache-local-mb 16
-    <mysql>
-      driver MySQLdb
-      host 127.0.0.1
-      port %(port)d
-      db %(db)s
-      user %(db)s
-      passwd %(password)s
-      connect_timeout 2
-    </mysql>
-  </relstorage>
-</zodb>
-'''
-
 
 class Outcome:
     """One request: when it started and ended, what came back."""
@@ -192,8 +172,7 @@ def outage_site():
             support.scratch_directory() as directory:
         database = {'db': 'zp_outage', 'password': 'outage-secret'}
         mariadb.create_database(database['db'], database['password'])
-        site = support.Site(directory,
-                            ZCONFIG % dict(database, port=mariadb.port))
+        site = support.mysql_site(directory, database, port=mariadb.port)
         yield mariadb, site
 
 
