@@ -201,12 +201,14 @@ def mysql_database():
         admin.close()
 
 
-def mysql_site(directory, database, settings=None, port=3306):
+def mysql_site(directory, database, settings=None, port=3306,
+               site_zcml=SITE_ZCML):
     """A site on the MySQL server at 127.0.0.1:``port`` (``connect_timeout``
     as in etc/zodb-mysql.conf)."""
     var = os.path.join(directory, 'var')
     return Site(directory,
-                MYSQL_ZCONFIG % dict(database, var=var, port=port), settings)
+                MYSQL_ZCONFIG % dict(database, var=var, port=port), settings,
+                site_zcml)
 
 
 def zope_pipeline(*args, timeout=60):
@@ -380,7 +382,7 @@ def parse_ab(text):
 
 
 @contextlib.contextmanager
-def initialized_mysql_site(settings=None):
+def initialized_mysql_site(settings=None, site_zcml=SITE_ZCML):
     """A scratch MySQL site whose database, user, tables and root
     `zope-pipeline init-db` made, so servers started together do not race
     to create the root.  ``site.database`` is the database's name (also
@@ -389,7 +391,8 @@ def initialized_mysql_site(settings=None):
     need_mysql()
     with scratch_directory() as directory, \
             mysql_database() as database:
-        site = mysql_site(directory, database, settings)
+        site = mysql_site(directory, database, settings,
+                          site_zcml=site_zcml)
         result = zope_pipeline('init-db', site.ini)
         assert result.returncode == 0, result.stderr
         site.database = database['db']

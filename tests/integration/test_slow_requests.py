@@ -55,16 +55,8 @@ class Server(support.ModWsgiServer):
 
 @pytest.fixture
 def slow_site():
-    support.need_mod_wsgi()
-    support.need_mysql()
-    with support.scratch_directory() as directory, \
-            support.mysql_database() as database:
-        var = '%s/var' % directory
-        site = support.Site(directory,
-                            support.MYSQL_ZCONFIG % dict(database, var=var),
-                            site_zcml=support.SLOW_SITE_ZCML)
-        result = support.zope_pipeline('init-db', site.ini)
-        assert result.returncode == 0, result.stderr
+    with support.initialized_mysql_site(
+            site_zcml=support.SLOW_SITE_ZCML) as site:
         yield site
 
 
