@@ -24,6 +24,7 @@ from zope.interface import Interface
 from zope.publisher.http import DirectResult
 from zope.publisher.interfaces.http import MethodNotAllowed
 from zope.publisher.publish import mapply
+from zope.security.checker import ProxyFactory
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
@@ -200,6 +201,17 @@ class CallStage:
         return emit(environ, response, start_response)
 
 
+def method_handler(ob, request):
+    """The method of the view named after the request method, taken from
+    behind the view's security checker (a permission on the view's
+    registration is checked here); None when there is no such method."""
+    method = request.method
+    view = queryMultiAdapter((ob, request), name=method)
+    if view is None or not hasattr(removeSecurityProxy(view), method):
+        return None
+    return getattr(ProxyFactory(view), method)
+
+
 class MethodCallStage:
     """Publish to the view named after the request method (plain HTTP)."""
 
@@ -212,15 +224,13 @@ class MethodCallStage:
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]
         ob = environ[keys.PUBLISHED]
-        method = request.method
-        view = queryMultiAdapter((ob, request), name=method)
-        handler = getattr(view, method, None) if view is not None else None
+        handler = method_handler(ob, request)
         if handler is None:
             error = MethodNotAllowed(ob, request)
             error.allow = allowed_methods(ob, request)
             raise error
         environ[keys.VIEW_NAME] = '%s:%s' % (
-            type(removeSecurityProxy(ob)).__name__, method)
+            type(removeSecurityProxy(ob)).__name__, request.method)
         response = request.response
         set_result(environ, response, call_object(handler, request))
         return emit(environ, response, start_response)
