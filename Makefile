@@ -4,6 +4,8 @@
 #   make test      run the whole test suite with branch coverage
 #   make buildout  the same software through zc.buildout: bin/zope-pipeline,
 #                  bin/test
+#   make reliability  run the reliability tests and publish their figures
+#                  in docs/reliability.md
 #
 # Both `serve` and `test` first make sure everything is installed: the apt
 # packages (when run as root on Debian), the virtualenv in .venv and the
@@ -52,13 +54,23 @@ SERVE_ARGS ?= --mod-wsgi --processes 2
 BUILDOUT_HOME := .buildout
 BUILDOUT_VENV := $(BUILDOUT_HOME)/venv
 
-.PHONY: www-data-access help serve test setup apt-packages check-python coverage-summary \
+# The integration tests that measure reliability figures; `make test` writes
+# them to test-artifacts/reliability.md, `make reliability` publishes them.
+RELIABILITY_TESTS := tests/integration/test_conflict_storm.py \
+	tests/integration/test_db_outage.py tests/integration/test_memory.py \
+	tests/integration/test_restart_under_load.py \
+	tests/integration/test_slow_requests.py \
+	tests/integration/test_two_servers.py
+RELIABILITY_REPORT := test-artifacts/reliability.md
+
+.PHONY: reliability www-data-access help serve test setup apt-packages check-python coverage-summary \
 	buildout clean
 
 help:
 	@echo 'make serve     serve the sample site (mod_wsgi-express, 2 daemon processes)'
 	@echo 'make test      run the whole test suite with branch coverage'
 	@echo 'make buildout  build bin/zope-pipeline and bin/test with zc.buildout'
+	@echo 'make reliability  run the reliability tests, publish docs/reliability.md'
 	@echo 'make clean     remove .venv, .buildout and the buildout output (not var/)'
 
 # -- the two commands
@@ -83,6 +95,12 @@ test: setup
 	    echo "FAILED: $$failed of $$tests tests failed or had errors (pytest exit code $$status)."; \
 	fi; \
 	exit $$status
+
+reliability: setup
+	@mkdir -p $(dir $(RELIABILITY_REPORT)); rm -f $(RELIABILITY_REPORT)
+	$(VENV_PYTHON) -m pytest -p no:cacheprovider $(RELIABILITY_TESTS) $(PYTEST_ARGS)
+	cp $(RELIABILITY_REPORT) docs/reliability.md
+	@echo 'docs/reliability.md: the new figures (commit them).'
 
 coverage-summary:
 	@if [ -f .coverage ]; then \
