@@ -131,7 +131,8 @@ def test_refusal_is_logged_with_the_origin_escaped(app, caplog):
     assert message == (
         'Refused POST /folder/page/@@add-comment made by another site: '
         'Origin https://evil.example\\x0d\\x0aforged line is not this site '
-        '(http://localhost) nor one of csrf.trusted_origins; answered 403')
+        '(http://localhost) nor one of csrf.trusted_origins (behind a '
+        'proxy, is it in virtual_host.trusted_proxies?); answered 403')
 
 
 def test_xmlrpc_requests_are_not_checked(make_testapp):

@@ -119,9 +119,10 @@ class CSRFStage:
                                    origin in self.trusted_origins):
             return self.next_app(environ, start_response)
         log_refusal(environ, '%s %s is not this site (%s) nor one of '
-                    'csrf.trusted_origins' % (header, client_text(value),
-                                              serialize(own)
-                                              if own else '-'))
+                    'csrf.trusted_origins (behind a proxy, is it in '
+                    'virtual_host.trusted_proxies?)'
+                    % (header, client_text(value),
+                       serialize(own) if own else '-'))
         return forbidden(start_response, FROM_ANOTHER_SITE)
 
 
