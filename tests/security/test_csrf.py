@@ -8,7 +8,6 @@ import pytest
 
 from tests.security.conftest import RawClient
 from tests.security.conftest import build_site
-from tests.security.conftest import site_settings
 
 FORM = 'application/x-www-form-urlencoded'
 
