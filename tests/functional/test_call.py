@@ -130,6 +130,20 @@ def test_xmlrpc_fault_in_debug_mode_carries_the_text_of_the_error(
     assert fault.value.faultString == 'MyError: no XML-RPC today'
 
 
+def test_xmlrpc_call_with_too_many_arguments_is_a_fault_coded_400(app):
+    response = xmlrpc_call(app, '/folder/doc/rpc', 'echo', 1, 2, 3)
+    with pytest.raises(xmlrpc.client.Fault) as fault:
+        xmlrpc.client.loads(response.body)
+    assert fault.value.faultCode == 400
+
+
+def test_xmlrpc_call_missing_a_required_argument_is_a_fault_coded_400(app):
+    response = xmlrpc_call(app, '/folder/doc/rpc', 'echo')
+    with pytest.raises(xmlrpc.client.Fault) as fault:
+        xmlrpc.client.loads(response.body)
+    assert fault.value.faultCode == 400
+
+
 def test_xmlrpc_fault_raised_by_the_view_reaches_the_client(app):
     response = xmlrpc_call(app, '/folder/doc/rpc', 'refuse')
     with pytest.raises(xmlrpc.client.Fault) as fault:
@@ -186,13 +200,6 @@ def test_string_result_gets_its_content_length(app):
     assert response.body == 'h\u00e9 (GET h\u00e9)'.encode('utf-8')
     assert response.headers['Content-Length'] == str(len(response.body))
     assert response.headers['Content-Type'] == 'text/plain;charset=utf-8'
-
-
-def test_xmlrpc_call_with_too_many_arguments_is_a_fault(app):
-    response = xmlrpc_call(app, '/folder/doc/rpc', 'echo', 1, 2, 3)
-    with pytest.raises(xmlrpc.client.Fault) as fault:
-        xmlrpc.client.loads(response.body)
-    assert fault.value.faultCode == 500
 
 
 # -- the response helpers, for results views rarely return
