@@ -2,6 +2,7 @@
 #
 #   make serve     serve the sample site (mod_wsgi-express, daemon mode)
 #   make test      run the whole test suite with branch coverage
+#   make unit      the fast unit layer (tests/unit) only
 #   make buildout  the same software through zc.buildout: bin/zope-pipeline,
 #                  bin/test
 #   make reliability  run the reliability tests and publish their figures
@@ -63,12 +64,13 @@ RELIABILITY_TESTS := tests/integration/test_conflict_storm.py \
 	tests/integration/test_two_servers.py
 RELIABILITY_REPORT := test-artifacts/reliability.md
 
-.PHONY: reliability www-data-access help serve test setup apt-packages check-python coverage-summary \
+.PHONY: unit reliability www-data-access help serve test setup apt-packages check-python coverage-summary \
 	buildout clean
 
 help:
 	@echo 'make serve     serve the sample site (mod_wsgi-express, 2 daemon processes)'
 	@echo 'make test      run the whole test suite with branch coverage'
+	@echo 'make unit      run the fast unit layer (tests/unit) only'
 	@echo 'make buildout  build bin/zope-pipeline and bin/test with zc.buildout'
 	@echo 'make reliability  run the reliability tests, publish docs/reliability.md'
 	@echo 'make clean     remove .venv, .buildout and the buildout output (not var/)'
@@ -95,6 +97,10 @@ test: setup
 	    echo "FAILED: $$failed of $$tests tests failed or had errors (pytest exit code $$status)."; \
 	fi; \
 	exit $$status
+
+# The fast layer: tests/unit, no servers, no coverage; well under 30 s.
+unit: setup
+	$(VENV_PYTHON) -m pytest tests/unit -q -p no:cacheprovider $(PYTEST_ARGS)
 
 reliability: setup
 	@mkdir -p $(dir $(RELIABILITY_REPORT)); rm -f $(RELIABILITY_REPORT)
