@@ -3,6 +3,7 @@
 #   make serve     serve the sample site (mod_wsgi-express, daemon mode)
 #   make test      run the whole test suite with branch coverage
 #   make unit      the fast unit layer (tests/unit) only
+#   make docs      the Sphinx documentation, warnings as errors
 #   make buildout  the same software through zc.buildout: bin/zope-pipeline,
 #                  bin/test
 #   make reliability  run the reliability tests and publish their figures
@@ -21,7 +22,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 VENV_PYTHON := $(VENV)/bin/python
-EXTRAS := test,mysql,modwsgi
+EXTRAS := test,mysql,modwsgi,docs
 # Rebuilt when these change: the package's dependencies and this file.
 STAMP := $(VENV)/.zope-pipeline-installed
 
@@ -64,13 +65,14 @@ RELIABILITY_TESTS := tests/integration/test_conflict_storm.py \
 	tests/integration/test_two_servers.py
 RELIABILITY_REPORT := test-artifacts/reliability.md
 
-.PHONY: unit reliability www-data-access help serve test setup apt-packages check-python coverage-summary \
+.PHONY: docs unit reliability www-data-access help serve test setup apt-packages check-python coverage-summary \
 	buildout clean
 
 help:
 	@echo 'make serve     serve the sample site (mod_wsgi-express, 2 daemon processes)'
 	@echo 'make test      run the whole test suite with branch coverage'
 	@echo 'make unit      run the fast unit layer (tests/unit) only'
+	@echo 'make docs      build the documentation (docs/_build/html)'
 	@echo 'make buildout  build bin/zope-pipeline and bin/test with zc.buildout'
 	@echo 'make reliability  run the reliability tests, publish docs/reliability.md'
 	@echo 'make clean     remove .venv, .buildout and the buildout output (not var/)'
@@ -97,6 +99,13 @@ test: setup
 	    echo "FAILED: $$failed of $$tests tests failed or had errors (pytest exit code $$status)."; \
 	fi; \
 	exit $$status
+
+# The documentation, warnings as errors; the chains it shows are generated
+# by show-pipeline while it builds.
+docs: setup
+	rm -rf docs/_build
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	@echo 'Documentation: docs/_build/html/index.html'
 
 # The fast layer: tests/unit, no servers, no coverage; well under 30 s.
 unit: setup
