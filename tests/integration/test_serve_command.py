@@ -427,7 +427,8 @@ def test_logging_comes_from_the_ini_when_it_has_loggers(site_dir):
 
 def test_site_path_is_published_at_the_root_url(make_testapp):
     app = make_testapp(SITE_ZCML, {'open_root': {
-        'populate': 'zope.pipeline.sample.content.populate'}})
+        'populate': 'zope.pipeline.sample.content.populate'},
+        'virtual_host': {'allowed_hosts': 'www.example.com example.com'}})
     mapped = webtest.TestApp(serve.SiteAtRoot(app.app, '/folder/'),
                              extra_environ={'REMOTE_ADDR': '127.0.0.1'},
                              lint=True)
@@ -439,17 +440,9 @@ def test_site_path_is_published_at_the_root_url(make_testapp):
     assert 'href="http://example.com:8080/site/page/item-01"' in page.text
 
 
-def test_host_and_port_of_a_request():
-    assert serve.host_and_port({'HTTP_HOST': 'a.example:81'}) == \
-        ('a.example', '81')
-    assert serve.host_and_port({'HTTP_HOST': 'a.example',
-                                'wsgi.url_scheme': 'https'}) == \
-        ('a.example', '443')
-    assert serve.host_and_port({'HTTP_HOST': '[::1]'}) == ('[::1]', '80')
-    assert serve.host_and_port({'SERVER_NAME': 'b.example',
-                                'SERVER_PORT': '8080'}) == \
-        ('b.example', '8080')
+def test_site_path_is_normalised():
     assert serve.SiteAtRoot(None, '/').site_path == ''
+    assert serve.SiteAtRoot(None, 'folder/').site_path == '/folder'
 
 
 # -- waitress
