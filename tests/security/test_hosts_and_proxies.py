@@ -1,5 +1,6 @@
 """Who may set the host of generated URLs and redirects (Host, forwarded
-headers, ++vh++), and dot segments that climb above a (virtual) root."""
+headers, ++vh++), who may read the metrics endpoint behind a proxy, and
+dot segments that climb above a (virtual) root."""
 
 import re
 
@@ -144,3 +145,55 @@ def test_dot_dot_above_the_root_gets_400(clean_zope, path):
 
     assert response.status_int == 400
     assert b'Traceback' not in response.body
+
+
+# -- the metrics endpoint
+
+METRICS = {'modwsgi': 'false', 'flush_interval': '3600'}
+
+
+def metrics_site(**endpoint):
+    settings = {'metrics': METRICS}
+    if endpoint:
+        settings['metrics_endpoint'] = endpoint
+    return sample_site(**settings)
+
+
+@pytest.mark.parametrize('forwarded', [
+    {'HTTP_X_FORWARDED_FOR': '203.0.113.9'},
+    {'HTTP_FORWARDED': 'for=203.0.113.9;proto=https'},
+    {'HTTP_X_REAL_IP': '203.0.113.9'},
+])
+def test_metrics_read_through_a_local_proxy_are_refused(clean_zope,
+                                                        forwarded):
+    site = metrics_site()
+
+    response = get(site, '/_metrics', **forwarded)
+
+    assert response.status_int == 404
+    assert b'zope_pipeline_requests_total' not in response.body
+
+
+def test_metrics_read_through_a_trusted_local_proxy_are_refused(clean_zope):
+    settings = {'metrics': METRICS,
+                'virtual_host': {'trusted_proxies': '127.0.0.1'}}
+    site = sample_site(**settings)
+
+    response = get(site, '/_metrics', HTTP_X_FORWARDED_FOR='203.0.113.9')
+
+    assert response.status_int == 404
+    assert get(site, '/_metrics').status_int == 200
+
+
+def test_metrics_without_the_bearer_token_are_refused(clean_zope):
+    site = metrics_site(token='s3cret-token')
+
+    response = get(site, '/_metrics')
+
+    assert response.status_int == 401
+    assert response.header_values('WWW-Authenticate') == [
+        'Bearer realm="metrics"']
+    assert get(site, '/_metrics', HTTP_AUTHORIZATION='Bearer wrong'
+               ).status_int == 401
+    assert get(site, '/_metrics', HTTP_AUTHORIZATION='Bearer s3cret-token'
+               ).status_int == 200

@@ -36,3 +36,6 @@ CLIENT_ADDRESS = 'zope.pipeline.client_address'
 #: Set by server-side code only (``SiteAtRoot``): the path of the object
 #: published at the root URL; virtual_host maps it through ``++vh++``.
 SITE_ROOT = 'zope.pipeline.site_root'
+#: Set by an outer stage that answered a request metrics must not count
+#: (the metrics endpoint's own scrapes).
+UNMETERED = 'zope.pipeline.unmetered'
