@@ -70,6 +70,28 @@ def test_forwarded_host_poisoning_through_a_trusted_proxy_gets_400(
     assert_nothing_points_at_evil(response)
 
 
+def test_an_empty_host_header_makes_urls_on_the_server_name(clean_zope):
+    site = sample_site()
+
+    response = get(site, '/folder', HTTP_HOST='', SERVER_NAME='127.0.0.1')
+
+    assert response.status_int == 200
+    assert b'href="http://127.0.0.1/folder/page"' in response.body
+
+
+def test_a_refused_request_cannot_forge_a_log_line(clean_zope, caplog):
+    site = sample_site()
+
+    with caplog.at_level('INFO', logger='zope.pipeline.virtual_host'):
+        response = get(site, '/++vh++http:a:80/++/x\n2026 ERROR forged',
+                       HTTP_HOST='evil.example')
+
+    assert response.status_int == 400
+    (record,) = caplog.records
+    assert '\n' not in record.getMessage()
+    assert '\\x0a2026 ERROR forged' in record.getMessage()
+
+
 # -- ++vh++
 
 def test_vh_url_poisoning_from_a_client_gets_400(clean_zope):

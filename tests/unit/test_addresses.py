@@ -26,6 +26,11 @@ def test_an_ipv4_mapped_network_in_the_list_holds_the_ipv4_addresses():
     assert '128.0.0.1' not in mapped
 
 
+def test_a_list_shows_its_setting_and_networks():
+    assert repr(AddressList('127.0.0.1 ::ffff:10.0.0.0/104', 'x.allow')) == \
+        '<AddressList x.allow: 127.0.0.1/32 10.0.0.0/8>'
+
+
 def test_an_empty_list_holds_nothing_and_is_false():
     assert not AddressList('', 'x.allow')
     assert not AddressList(None, 'x.allow')

@@ -288,6 +288,7 @@ class VirtualHostStage:
     def check_host(self, environ):
         host = environ.get('HTTP_HOST')
         if not host:
+            environ.pop('HTTP_HOST', None)  # URLs from SERVER_NAME
             return
         if not HOST_RE.match(host):
             raise Refused('Bad Host header.')
