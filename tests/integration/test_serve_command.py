@@ -463,7 +463,8 @@ def test_waitress_serves_after_opening_the_database(
         assert signal.getsignal(signal.SIGTERM) is serve.exit_on_signal
     finally:
         signal.signal(signal.SIGTERM, previous)
-    assert served == [{'host': '127.0.0.2', 'port': 8125, 'threads': 4}]
+    assert served == [{'host': '127.0.0.2', 'port': 8125, 'threads': 4,
+                       'clear_untrusted_proxy_headers': False}]
     assert os.path.exists(os.path.join(site_dir, 'var', 'data',
                                        'main.sqlite3'))
     assert 'http://127.0.0.2:8125/ (waitress' in capsys.readouterr().out

@@ -397,7 +397,11 @@ def serve_waitress(application, publisher, host, port, threads):
     signal.signal(signal.SIGTERM, exit_on_signal)
     print('Serving on http://%s:%d/ (waitress, 1 process x %d threads)'
           % (host, port, threads), flush=True)
-    waitress.serve(application, host=host, port=port, threads=threads)
+    # Forwarded headers reach the virtual_host stage, which believes them
+    # from virtual_host.trusted_proxies only (and, from anyone else, takes
+    # them as a sign that the client's own address is unknown).
+    waitress.serve(application, host=host, port=port, threads=threads,
+                   clear_untrusted_proxy_headers=False)
     return 0
 
 
