@@ -48,8 +48,11 @@ def test_a_lone_star_allows_any_host():
     assert not allows('*:8080', 'anything.example')
 
 
-def test_no_pattern_allows_nothing():
-    assert not allows('', 'localhost')
+@pytest.mark.parametrize('patterns', ['', '   '])
+def test_an_empty_setting_fails_naming_it(patterns):
+    with pytest.raises(ConfigurationError, match=(
+            r'virtual_host.allowed_hosts is empty: list the host names')):
+        AllowedHosts(patterns, 'virtual_host.allowed_hosts')
 
 
 @pytest.mark.parametrize('pattern', ['http://example.com', 'a b/c',

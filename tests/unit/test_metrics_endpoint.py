@@ -88,13 +88,28 @@ def test_a_token_is_required_when_set(make_app):
     app.get('/_metrics', headers={'Authorization': 'Bearer s3cret'})
 
 
-def test_a_token_from_a_file_is_read_once_at_start(make_app, tmp_path):
+def test_a_token_from_a_file_is_read_once_at_start(make_app, tmp_path,
+                                                   caplog):
     token_file = tmp_path / 'token'
     token_file.write_text('from-a-file\n')
+    token_file.chmod(0o600)
     app = make_app(token_file=str(token_file))
+    assert not caplog.records
     token_file.unlink()
     app.get('/_metrics', status=401)
     app.get('/_metrics', headers={'Authorization': 'Bearer from-a-file'})
+
+
+def test_a_token_file_every_user_can_read_is_logged(make_app, tmp_path,
+                                                    caplog):
+    token_file = tmp_path / 'token'
+    token_file.write_text('from-a-file')
+    token_file.chmod(0o644)
+    make_app(token_file=str(token_file))
+    (record,) = caplog.records
+    assert record.getMessage() == (
+        'metrics_endpoint.token_file: %s is readable by every user of this '
+        'machine; chmod o-r it.' % token_file)
 
 
 def test_a_token_does_not_open_the_endpoint_to_other_addresses(make_app):

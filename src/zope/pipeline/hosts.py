@@ -70,6 +70,10 @@ class AllowedHosts:
         self.setting = setting
         self.patterns = tuple(parse_pattern(item, setting)
                               for item in text.split())
+        if not self.patterns:
+            raise ConfigurationError(
+                '%s is empty: list the host names the site answers to '
+                '(e.g. "www.example.com"), or "*" for any host.' % setting)
         self.anything = any(pattern.name == '*' and pattern.port is None
                             for pattern in self.patterns)
 

@@ -13,6 +13,9 @@ other (usually a 404).
 """
 
 import hmac
+import logging
+import os
+import stat
 
 from zope.component import queryUtility
 from zope.configuration.exceptions import ConfigurationError
@@ -25,6 +28,8 @@ from zope.pipeline.addresses import AddressList
 from zope.pipeline.metrics import IMetricsRuntime
 from zope.pipeline.metrics import prometheus
 from zope.pipeline.wsgi import plain_response
+
+logger = logging.getLogger('zope.pipeline.metrics')
 
 #: Who may read the endpoint when ``allow`` is not set: this machine.
 LOOPBACK = '127.0.0.0/8 ::1'
@@ -62,6 +67,7 @@ def read_token(token, token_file):
     try:
         with open(token_file, encoding='ascii') as source:
             token = source.read().strip()
+            mode = os.fstat(source.fileno()).st_mode
     except (OSError, ValueError) as exc:
         raise ConfigurationError(
             'metrics_endpoint.token_file: cannot read the token from %s '
@@ -69,6 +75,10 @@ def read_token(token, token_file):
     if not token:
         raise ConfigurationError('metrics_endpoint.token_file: %s is empty.'
                                  % token_file)
+    if mode & stat.S_IROTH:
+        logger.warning('metrics_endpoint.token_file: %s is readable by '
+                       'every user of this machine; chmod o-r it.',
+                       token_file)
     return token
 
 
