@@ -427,7 +427,8 @@ def test_logging_comes_from_the_ini_when_it_has_loggers(site_dir):
 
 def test_site_path_is_published_at_the_root_url(make_testapp):
     app = make_testapp(SITE_ZCML, {'open_root': {
-        'populate': 'zope.pipeline.sample.content.populate'}})
+        'populate': 'zope.pipeline.sample.content.populate'},
+        'virtual_host': {'allowed_hosts': 'www.example.com example.com'}})
     mapped = webtest.TestApp(serve.SiteAtRoot(app.app, '/folder/'),
                              extra_environ={'REMOTE_ADDR': '127.0.0.1'},
                              lint=True)
@@ -439,17 +440,9 @@ def test_site_path_is_published_at_the_root_url(make_testapp):
     assert 'href="http://example.com:8080/site/page/item-01"' in page.text
 
 
-def test_host_and_port_of_a_request():
-    assert serve.host_and_port({'HTTP_HOST': 'a.example:81'}) == \
-        ('a.example', '81')
-    assert serve.host_and_port({'HTTP_HOST': 'a.example',
-                                'wsgi.url_scheme': 'https'}) == \
-        ('a.example', '443')
-    assert serve.host_and_port({'HTTP_HOST': '[::1]'}) == ('[::1]', '80')
-    assert serve.host_and_port({'SERVER_NAME': 'b.example',
-                                'SERVER_PORT': '8080'}) == \
-        ('b.example', '8080')
+def test_site_path_is_normalised():
     assert serve.SiteAtRoot(None, '/').site_path == ''
+    assert serve.SiteAtRoot(None, 'folder/').site_path == '/folder'
 
 
 # -- waitress
@@ -470,7 +463,8 @@ def test_waitress_serves_after_opening_the_database(
         assert signal.getsignal(signal.SIGTERM) is serve.exit_on_signal
     finally:
         signal.signal(signal.SIGTERM, previous)
-    assert served == [{'host': '127.0.0.2', 'port': 8125, 'threads': 4}]
+    assert served == [{'host': '127.0.0.2', 'port': 8125, 'threads': 4,
+                       'clear_untrusted_proxy_headers': False}]
     assert os.path.exists(os.path.join(site_dir, 'var', 'data',
                                        'main.sqlite3'))
     assert 'http://127.0.0.2:8125/ (waitress' in capsys.readouterr().out

@@ -358,37 +358,23 @@ def wsgi_application(ini, name='main'):
 
 class SiteAtRoot:
     """Publish the object at ``site_path`` (e.g. ``/folder``) at the root
-    URL: each request's path is rewritten to go through ``++vh++``, so the
-    URLs the site makes start at the root URL (and the script's mount
-    point, SCRIPT_NAME), as a virtual hosting rewrite rule would do."""
+    URL, as a virtual hosting rewrite rule would do: each request's environ
+    names it in ``zope.pipeline.site_root``, a key no client can set, and
+    the virtual_host stage, once it has checked the client's path, maps it
+    through ``++vh++`` so the URLs the site makes start at the root URL (and
+    the script's mount point, SCRIPT_NAME)."""
 
     def __init__(self, application, site_path):
+        from zope.pipeline.environ import SITE_ROOT
         self.application = application
         self.site_path = '/' + site_path.strip('/') if site_path.strip('/') \
             else ''
+        self.key = SITE_ROOT
 
     def __call__(self, environ, start_response):
-        scheme = environ.get('wsgi.url_scheme', 'http')
-        host, port = host_and_port(environ)
-        mount = ''.join(name + '/' for name in
-                        environ.get('SCRIPT_NAME', '').split('/') if name)
-        environ['PATH_INFO'] = '%s/++vh++%s:%s:%s/%s++%s' % (
-            self.site_path, scheme, host, port, mount,
-            environ.get('PATH_INFO', ''))
+        if self.site_path:
+            environ[self.key] = self.site_path
         return self.application(environ, start_response)
-
-
-def host_and_port(environ):
-    """The host and port the client asked for (Host, else the server's)."""
-    default_port = '443' if environ.get('wsgi.url_scheme') == 'https' \
-        else '80'
-    host_header = environ.get('HTTP_HOST')
-    if host_header:
-        host, colon, port = host_header.rpartition(':')
-        if not colon or ']' in port:
-            return host_header, default_port
-        return host, port
-    return environ['SERVER_NAME'], environ.get('SERVER_PORT', default_port)
 
 
 def mod_wsgi_threads():
@@ -411,7 +397,11 @@ def serve_waitress(application, publisher, host, port, threads):
     signal.signal(signal.SIGTERM, exit_on_signal)
     print('Serving on http://%s:%d/ (waitress, 1 process x %d threads)'
           % (host, port, threads), flush=True)
-    waitress.serve(application, host=host, port=port, threads=threads)
+    # Forwarded headers reach the virtual_host stage, which believes them
+    # from virtual_host.trusted_proxies only (and, from anyone else, takes
+    # them as a sign that the client's own address is unknown).
+    waitress.serve(application, host=host, port=port, threads=threads,
+                   clear_untrusted_proxy_headers=False)
     return 0
 
 

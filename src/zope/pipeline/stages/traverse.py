@@ -7,8 +7,9 @@ segments (every zope.traversing namespace), ``@@view``, ``IPublishTraverse``
 adapters, default views, a security proxy on each object, and the traversal
 hooks that earlier stages registered, run once per object reached.
 
-Dot segments are resolved as RFC 3986 says (``/a/../b`` is ``/b``); a
-``..`` that would leave the root is a 404.  A page reached through a
+Dot segments are resolved by ``zope.pipeline.paths``, as RFC 3986 says
+(``/a/../b`` is ``/b``); a ``..`` that would leave the root, or the virtual
+root of a ``++vh++`` directive, is a 400.  A page reached through a
 ``:method`` form field gets its URL as the response's base, as
 BrowserRequest means to do (it looks for the suffix after traversing it
 has emptied the list).
@@ -16,12 +17,12 @@ has emptied the list).
 
 from zope.configuration.exceptions import ConfigurationError
 from zope.interface import Interface
-from zope.publisher.interfaces import NotFound
 from zope.publisher.interfaces.browser import IBrowserRequest
 from zope.schema import ASCIILine
 from zope.security.checker import ProxyFactory
 
 from zope.pipeline import environ as keys
+from zope.pipeline import paths
 from zope.pipeline.traversers import Traversal
 from zope.pipeline.traversers import parse_attribute_names
 
@@ -45,21 +46,6 @@ environ_keys = {
 }
 
 
-def traversal_stack(path):
-    """Return the names of ``path`` as a traversal stack (last name first),
-    with ``.`` and ``..`` resolved; None if ``..`` leaves the root."""
-    names = []
-    for name in path.split('/'):
-        if name == '..':
-            if not names:
-                return None
-            names.pop()
-        elif name and name != '.':
-            names.append(name)
-    names.reverse()
-    return names
-
-
 def has_method_suffix(request):
     """Whether a ``:method`` form field added names to the path (read
     before traversal: traversing them empties zope.publisher's list)."""
@@ -74,13 +60,14 @@ def set_base_for_method(request):
         response.setBase(request.getURL())
 
 
-def resolve_dot_segments(request, root):
-    """zope.publisher keeps ``..`` as a name; resolve it from the path."""
+def resolve_dot_segments(request):
+    """zope.publisher keeps ``..`` as a name: resolve the dot segments of
+    the path with ``zope.pipeline.paths`` (``ClimbsAboveRoot``, a 400, for
+    a path that climbs above the root)."""
     if '..' not in request.getTraversalStack():
         return
-    stack = traversal_stack(request.environment.get('PATH_INFO', '/'))
-    if stack is None:
-        raise NotFound(root, '..', request)
+    stack = paths.resolve(request.environment.get('PATH_INFO', '/'))
+    stack.reverse()
     request.setTraversalStack(stack)
 
 
@@ -105,7 +92,7 @@ class TraverseStage:
         request.setPublication(traversal)
         root = ProxyFactory(environ[keys.ROOT]())
         environ[keys.CONTEXT] = root
-        resolve_dot_segments(request, root)
+        resolve_dot_segments(request)
         method_page = has_method_suffix(request) and \
             IBrowserRequest.providedBy(request)
         environ[keys.PUBLISHED] = request.traverse(root)
