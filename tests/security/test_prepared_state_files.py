@@ -12,6 +12,7 @@ import pytest
 from zope.configuration.exceptions import ConfigurationError
 
 from zope.pipeline import storage
+from zope.pipeline.commands import serve
 
 ZCONFIG = '''\
 <zodb main>
@@ -91,13 +92,15 @@ def test_a_metrics_directory_writable_by_others_is_refused(
 
 
 def test_a_metrics_directory_of_another_user_is_refused(
-        clean_zope, shared_tmp, under_mod_wsgi):
+        clean_zope, shared_tmp, under_mod_wsgi, monkeypatch):
     if os.geteuid() != 0:
         pytest.skip('giving a directory to another user needs root')
     directory = expected_directory()
     os.mkdir(directory, 0o700)
     nobody = pwd.getpwnam('nobody')
     os.chown(directory, nobody.pw_uid, nobody.pw_gid)
+    # As a daemon process's user (mod_wsgi never runs them as root).
+    monkeypatch.setattr(os, 'geteuid', lambda: 1000)
     with pytest.raises(ConfigurationError, match='belongs to user %d'
                        % nobody.pw_uid):
         metrics_stage()
@@ -113,3 +116,18 @@ def test_the_metrics_directory_is_made_in_the_run_directory(
     assert os.stat(directory).st_mode & 0o777 == 0o700
     assert os.listdir(shared_tmp) == []
 
+
+def test_serve_as_root_does_not_chown_through_a_symlinked_cache(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip('serve gives directories away only as root')
+    victim = tmp_path / 'etc-like'
+    victim.mkdir()
+    (victim / 'shadow-like').write_text('secret')
+    var = tmp_path / 'var'
+    var.mkdir()
+    os.symlink(str(victim), str(var / 'relstorage-cache'))
+    with pytest.raises(SystemExit, match='symbolic link'):
+        serve.give_directory(str(var / 'relstorage-cache'), 'nobody',
+                             'nogroup')
+    assert os.stat(victim).st_uid == 0
+    assert os.stat(victim / 'shadow-like').st_uid == 0
