@@ -267,3 +267,13 @@ def test_the_administrator_password_comes_from_a_file_or_mysql_pwd(
     assert init_db.admin_connection_options(
         options(admin_password_file=str(secret)), target())['passwd'] == \
         'from-file'
+
+
+def test_an_option_file_that_is_a_link_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv('ZOPE_PIPELINE_DB_PASSWORD', 'a-long-password')
+    link = tmp_path / 'mysql-client.cnf'
+    os.symlink(str(tmp_path / 'elsewhere'), str(link))
+    with pytest.raises(SystemExit, match='symbolic link'):
+        init_db.database_password(options(), target(
+            passwd=None, read_default_file=str(link)))
+    assert not os.path.exists(tmp_path / 'elsewhere')

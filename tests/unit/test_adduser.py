@@ -107,3 +107,53 @@ def test_an_ini_without_a_principals_file_is_refused(tmp_path):
 def test_a_bad_login_is_refused(ini):
     with pytest.raises(SystemExit, match='--login'):
         zope_pipeline(['adduser', ini, '--login', 'a"b'])
+
+
+def test_on_a_terminal_the_password_is_asked_twice(ini, tmp_path,
+                                                   monkeypatch):
+    answers = iter(['typed password 1', 'typed password 1'])
+    monkeypatch.delenv('ZOPE_PIPELINE_PASSWORD', raising=False)
+    monkeypatch.setattr('sys.stdin.isatty', lambda: True)
+    monkeypatch.setattr('getpass.getpass', lambda prompt: next(answers))
+    assert zope_pipeline(['adduser', ini, '--login', 'boss']) == 0
+    assert 'boss' in adduser.read_principals(
+        str(tmp_path / 'var' / 'principals.zcml'))
+    answers = iter(['typed password 1', 'typed password 2'])
+    with pytest.raises(SystemExit, match='differ'):
+        zope_pipeline(['adduser', ini, '--login', 'boss'])
+
+
+def test_owner_gets_the_principals_file(ini, tmp_path, monkeypatch):
+    import pwd
+    if os.geteuid() != 0:
+        pytest.skip('giving a file to another user needs root')
+    monkeypatch.setenv('ZOPE_PIPELINE_PASSWORD', PASSWORD)
+    assert zope_pipeline(['adduser', ini, '--login', 'boss',
+                          '--owner', 'nobody']) == 0
+    path = tmp_path / 'var' / 'principals.zcml'
+    assert os.stat(path).st_uid == pwd.getpwnam('nobody').pw_uid
+    with pytest.raises(SystemExit, match='no such user'):
+        zope_pipeline(['adduser', ini, '--login', 'boss',
+                       '--owner', 'no-such-user-here'])
+
+
+def test_a_file_that_is_not_a_principals_file_is_left_alone(
+        ini, tmp_path, monkeypatch):
+    monkeypatch.setenv('ZOPE_PIPELINE_PASSWORD', PASSWORD)
+    path = tmp_path / 'var' / 'principals.zcml'
+    path.parent.mkdir()
+    path.write_text('not xml <')
+    with pytest.raises(SystemExit, match='is not a principals file'):
+        zope_pipeline(['adduser', ini, '--login', 'boss'])
+    assert path.read_text() == 'not xml <'
+
+
+def test_a_principals_file_that_is_a_link_is_refused(ini, tmp_path,
+                                                     monkeypatch):
+    monkeypatch.setenv('ZOPE_PIPELINE_PASSWORD', PASSWORD)
+    (tmp_path / 'var').mkdir()
+    os.symlink(str(tmp_path / 'elsewhere'),
+               str(tmp_path / 'var' / 'principals.zcml'))
+    with pytest.raises(SystemExit, match='symbolic link'):
+        zope_pipeline(['adduser', ini, '--login', 'boss'])
+    assert not os.path.exists(tmp_path / 'elsewhere')

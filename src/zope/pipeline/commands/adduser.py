@@ -141,6 +141,7 @@ def read_principals(path):
 
 
 def write_principals(path, principals):
+    from zope.pipeline.privatefiles import UnsafePathError
     from zope.pipeline.privatefiles import write_secret
     os.makedirs(os.path.dirname(path), exist_ok=True)
     parts = [HEADER]
@@ -156,4 +157,7 @@ def write_principals(path, principals):
                      for permission in principal['permissions'])
         parts.append('\n')
     parts.append('</configure>\n')
-    write_secret(path, ''.join(parts))
+    try:
+        write_secret(path, ''.join(parts))
+    except UnsafePathError as error:
+        raise SystemExit(str(error))

@@ -212,14 +212,18 @@ def config_password(target, supplied):
 
 def write_option_file(path, password):
     """Write a MySQL option file with the client password, owner only."""
+    from zope.pipeline.privatefiles import UnsafePathError
     from zope.pipeline.privatefiles import write_secret
     if OPTION_FILE_FORBIDDEN.search(password):
         raise SystemExit('The database password may not hold quotes, '
                          'backslashes or control characters.')
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    write_secret(path, '# The database password of zope.pipeline, written '
-                 'by `zope-pipeline init-db`.\n[client]\npassword="%s"\n'
-                 % password)
+    try:
+        write_secret(path, '# The database password of zope.pipeline, '
+                     'written by `zope-pipeline init-db`.\n[client]\n'
+                     'password="%s"\n' % password)
+    except UnsafePathError as error:
+        raise SystemExit(str(error))
 
 
 def prepare_database(ini, name='main'):
