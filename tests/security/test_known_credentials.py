@@ -103,7 +103,23 @@ def test_init_db_never_lets_the_database_user_in_from_any_host():
 
 
 @pytest.fixture
-def no_waitress(monkeypatch):
+def saved_logging():
+    """The ini's logging sections change the root and zope.pipeline
+    loggers (a handler on the stderr pytest captures for this test only):
+    put them back."""
+    import logging
+    loggers = [logging.getLogger(), logging.getLogger('zope.pipeline')]
+    saved = [(logger.level, list(logger.handlers), logger.propagate)
+             for logger in loggers]
+    yield
+    for logger, (level, handlers, propagate) in zip(loggers, saved):
+        logger.setLevel(level)
+        logger.handlers[:] = handlers
+        logger.propagate = propagate
+
+
+@pytest.fixture
+def no_waitress(monkeypatch, saved_logging):
     """waitress.serve recorded instead of serving."""
     import waitress
     served = []
