@@ -113,9 +113,17 @@ def check_settings(statsd, buckets):
     return bounds
 
 
+#: The environment variable naming a private directory of the server for
+#: its run-time state (``zope-pipeline serve --mod-wsgi`` sets it to
+#: ``<server root>/run``, etc/app.wsgi to ``var/run``).
+RUN_DIR_VARIABLE = 'ZOPE_PIPELINE_RUN_DIR'
+
+
 def group_directory(state_dir):
     """(state directory, parent pid or None): the setting, or under
-    mod_wsgi one directory per process group and run of the server."""
+    mod_wsgi one directory per process group and run of the server, in
+    the server's run directory (``$ZOPE_PIPELINE_RUN_DIR``, else the
+    temporary directory)."""
     if state_dir:
         return state_dir, None
     module = modwsgi_server.server_module()
@@ -125,8 +133,25 @@ def group_directory(state_dir):
     group = '%s-%d' % (getattr(module, 'process_group', '') or 'embedded',
                        parent)
     digest = hashlib.sha1(group.encode('utf-8')).hexdigest()[:12]
-    return os.path.join(tempfile.gettempdir(), 'zope.pipeline-metrics-%d-%s'
+    base = os.environ.get(RUN_DIR_VARIABLE) or tempfile.gettempdir()
+    return os.path.join(base, 'zope.pipeline-metrics-%d-%s'
                         % (os.getuid(), digest)), parent
+
+
+def group_state(directory, parent):
+    """The GroupState of ``directory``; a directory another user prepared
+    (or a link) stops the startup, naming the setting."""
+    from zope.configuration.exceptions import ConfigurationError
+
+    from zope.pipeline.privatefiles import UnsafePathError
+    try:
+        return GroupState(directory, parent)
+    except UnsafePathError as error:
+        raise ConfigurationError(
+            'The metrics state directory is not private: %s  (It is '
+            'metrics.state_dir, or made under $%s or the temporary '
+            'directory under mod_wsgi.)' % (error, RUN_DIR_VARIABLE)) \
+            from None
 
 
 def account_list(record, body):
@@ -199,7 +224,7 @@ class MetricsStage:
         directory, parent = group_directory(state_dir)
         self.runtime = MetricsRuntime(
             self.collector,
-            GroupState(directory, parent) if directory else None,
+            group_state(directory, parent) if directory else None,
             StatsdExporter(statsd, statsd_prefix) if statsd else None,
             modwsgi, flush_interval, chart_steps)
         provideUtility(self.runtime, IMetricsRuntime)
