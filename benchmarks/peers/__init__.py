@@ -84,3 +84,11 @@ def write_file(path, text):
     os.chmod(temporary, 0o644)
     os.replace(temporary, path)
     return path
+
+
+def fix_relstorage_on_mariadb():
+    """RelStorage 4.3 sends MySQL-8-only SQL to MariaDB 10.11: every peer
+    gets the fix zope.pipeline applies (``zope.pipeline.compat``, which
+    imports only RelStorage) before its storage opens."""
+    from zope.pipeline import compat
+    compat.apply()

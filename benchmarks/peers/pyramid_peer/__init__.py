@@ -6,6 +6,7 @@ import transaction
 from pyramid.config import Configurator
 from pyramid_zodbconn import get_connection
 
+from benchmarks.peers import fix_relstorage_on_mariadb
 from benchmarks.peers.pyramid_peer.content import ROOT_KEY
 from benchmarks.peers.pyramid_peer.content import Page
 from benchmarks.peers.pyramid_peer.content import build
@@ -38,6 +39,7 @@ def settings_for(zodb_config):
 def make_app(zodb_config, workdir=None):
     """The WSGI application on the database of ``zodb_config``, populated
     at its first start."""
+    fix_relstorage_on_mariadb()
     with Configurator(settings=settings_for(zodb_config),
                       root_factory=root_factory) as config:
         config.include('pyramid_tm')

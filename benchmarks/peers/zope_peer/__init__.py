@@ -5,6 +5,7 @@ and later), from the database of a ZConfig file."""
 import os
 import re
 
+from benchmarks.peers import fix_relstorage_on_mariadb
 from benchmarks.peers import write_file
 
 _ZOPE_CONF = '''\
@@ -41,6 +42,7 @@ def make_app(zodb_config, workdir):
     """Zope's WSGI application (``publish_module``), started in this
     process; the content is added at the database's first start."""
     from Zope2.Startup.run import make_wsgi_app
+    fix_relstorage_on_mariadb()
     app = make_wsgi_app({}, write_zope_conf(zodb_config, workdir))
     populate_database()
     return app
