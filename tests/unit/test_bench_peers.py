@@ -217,7 +217,7 @@ def peers_data():
             'server_command': 'mod_wsgi-express start-server x'}
 
 
-def test_the_table_has_mariadb_then_sqlite_with_ratios_to_ceiling_and_pyramid():
+def test_the_table_has_mariadb_then_sqlite_each_with_both_ratios():
     table = report.peers_table(peers_data(), '-c 8')
     lines = table.splitlines()
     assert lines[0] == (
