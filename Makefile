@@ -22,7 +22,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 VENV_PYTHON := $(VENV)/bin/python
-EXTRAS := test,mysql,modwsgi,docs
+EXTRAS := test,mysql,modwsgi,docs,bench
 # Rebuilt when these change: the package's dependencies and this file.
 STAMP := $(VENV)/.zope-pipeline-installed
 

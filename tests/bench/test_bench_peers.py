@@ -10,26 +10,31 @@ import sys
 
 import pytest
 
-from .engine_files import ROOT
-from benchmarks import cli  # noqa: E402
-from benchmarks import harness  # noqa: E402
-from benchmarks import peercompare  # noqa: E402
-from benchmarks import peers  # noqa: E402
-from benchmarks import report  # noqa: E402
-from benchmarks import serverside  # noqa: E402
-from benchmarks import sites  # noqa: E402
-from benchmarks.loadgen import Load  # noqa: E402
-from benchmarks.peers import page  # noqa: E402
-from benchmarks.peers import zope_peer  # noqa: E402
-from benchmarks.scripts import ceiling_body_script  # noqa: E402
-from benchmarks.scripts import peer_script  # noqa: E402
-from benchmarks.servers import ServerConfig  # noqa: E402
-from benchmarks.storages import SqliteStorage  # noqa: E402
-from benchmarks.workspace import Workspace  # noqa: E402
+from benchmarks import cli
+from benchmarks import harness
+from benchmarks import peercompare
+from benchmarks import peers
+from benchmarks import report
+from benchmarks import serverside
+from benchmarks import sites
+from benchmarks.loadgen import Load
+from benchmarks.peers import page
+from benchmarks.peers import zope_peer
+from benchmarks.scripts import ceiling_body_script
+from benchmarks.scripts import peer_script
+from benchmarks.servers import ServerConfig
+from benchmarks.storages import SqliteStorage
+from benchmarks.workspace import Workspace
+from tests.conftest import ROOT
+from tests.conftest import need
 
-NEEDS_BENCH = pytest.mark.skipif(
-    bool(peers.missing_modules()),
-    reason="the peers need the bench extra (pip install -e '.[bench]')")
+@pytest.fixture
+def bench_extra():
+    """The peers' packages (the bench extra): skipped without them on a
+    developer's machine, a failure in CI, which installs them."""
+    missing = peers.missing_modules()
+    need(not missing, "the peers need the bench extra (pip install -e "
+         "'.[bench]'); missing: %s" % ', '.join(missing))
 
 
 # -- the page
@@ -73,7 +78,7 @@ def render(peer_name, tmp_path):
     return int(status), body
 
 
-@NEEDS_BENCH
+@pytest.mark.usefixtures("bench_extra")
 @pytest.mark.parametrize('peer_name', ['pyramid', 'zope', 'pipeline'])
 def test_each_peer_serves_the_page_with_its_title_and_ten_items(
         peer_name, tmp_path):
@@ -82,7 +87,7 @@ def test_each_peer_serves_the_page_with_its_title_and_ten_items(
     assert page.page_problems(body) == []
 
 
-@NEEDS_BENCH
+@pytest.mark.usefixtures("bench_extra")
 def test_pyramid_renders_exactly_the_bytes_the_ceiling_serves(tmp_path):
     assert render('pyramid', tmp_path) == (200, page.expected_body())
 
@@ -337,7 +342,7 @@ TINY = dataclasses.replace(
     peer_requests=20, peer_rounds=2, peer_warmup=5)
 
 
-@NEEDS_BENCH
+@pytest.mark.usefixtures("bench_extra")
 @pytest.mark.integration
 def test_a_tiny_comparison_interleaves_and_verifies_every_run(tmp_path):
     lines = []
