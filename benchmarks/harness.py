@@ -11,6 +11,7 @@ The result is a JSON-ready dict that ``benchmarks.report`` renders.
 import compileall
 import dataclasses
 import datetime
+import functools
 import json
 import os
 import subprocess
@@ -21,8 +22,8 @@ from benchmarks import environment
 from benchmarks import imports
 from benchmarks import peercompare
 from benchmarks import startup
-from benchmarks import wrk
 from benchmarks import writepath
+from benchmarks import wrk
 from benchmarks.loadgen import Load
 from benchmarks.loadgen import measure
 from benchmarks.scripts import PROJECT_ROOT
@@ -272,8 +273,7 @@ class Harness:
                 page_bytes = self.serve_and_measure(
                     config, storage_name, label, script, measurements,
                     commands)
-            script = (lambda count_dir, log_dir, size=page_bytes:
-                      ceiling_script(size, count_dir, log_dir))
+            script = functools.partial(ceiling_script, page_bytes)
             self.serve_and_measure(config, CEILING, 'ceiling-' + config.slug,
                                    script, measurements, commands)
         return {'page_bytes': page_bytes, 'measurements': measurements,

@@ -169,7 +169,7 @@ class Bench:
             publisher = self.publisher(RegistryWithout(self.registry, name),
                                        settings)
             status, body = call_app(publisher, self.path)
-        except Exception as error:  # noqa: B902 - reported, not hidden
+        except Exception as error:  # reported, not hidden
             return None, 'required (%s: %s)' % (type(error).__name__, error)
         finally:
             self.restore_registry()

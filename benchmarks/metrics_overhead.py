@@ -25,13 +25,11 @@ import statistics
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+from benchmarks.inprocess import RegistryWithout
+from benchmarks.inprocess import call_app
+from benchmarks.inprocess import make_environ
 
-from benchmarks.inprocess import RegistryWithout  # noqa: E402
-from benchmarks.inprocess import call_app  # noqa: E402
-from benchmarks.inprocess import make_environ  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SITE = os.path.join(ROOT, 'benchmarks', 'minimal_site', 'site.zcml')
 SETTINGS = {'open_root': {'zodb_config': '',

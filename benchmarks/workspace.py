@@ -23,7 +23,7 @@ def server_user():
         entry = pwd.getpwnam(SERVER_USER)
     except KeyError:
         raise SystemExit('Running as root needs the %r user for Apache.'
-                         % SERVER_USER)
+                         % SERVER_USER) from None
     import grp
     return entry.pw_name, grp.getgrgid(entry.pw_gid).gr_name
 
@@ -57,7 +57,7 @@ class Workspace:
         if self.user is None:
             return
         user, group = self.user
-        for directory, dirnames, filenames in os.walk(path):
+        for directory, _dirnames, filenames in os.walk(path):
             shutil.chown(directory, user, group)
             for name in filenames:
                 shutil.chown(os.path.join(directory, name), user, group)

@@ -1,4 +1,3 @@
-from zope.pipeline.app import DEFAULT_SITE_ZCML
 
 
 def test_default_site_serves_404_for_root_without_views(make_testapp):

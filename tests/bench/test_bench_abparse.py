@@ -4,10 +4,10 @@ import os
 
 import pytest
 
-from benchmarks.abparse import AbOutputError  # noqa: E402
-from benchmarks.abparse import parse_ab_output  # noqa: E402
-from benchmarks.abparse import parse_percentile_csv  # noqa: E402
-from benchmarks.abparse import parse_percentile_table  # noqa: E402
+from benchmarks.abparse import AbOutputError
+from benchmarks.abparse import parse_ab_output
+from benchmarks.abparse import parse_percentile_csv
+from benchmarks.abparse import parse_percentile_table
 
 SAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                        'bench_samples')

@@ -6,16 +6,16 @@ import runpy
 import sys
 
 import pytest
+from conftest import need
 
-from benchmarks import environment  # noqa: E402
-from benchmarks import waitress_server  # noqa: E402
-from benchmarks import workspace as workspace_module  # noqa: E402
-from conftest import need  # noqa: E402
+from benchmarks import environment
+from benchmarks import waitress_server
+from benchmarks import workspace as workspace_module
 
 
 def _matplotlib():
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # noqa: F401 - whether it imports
     except ImportError:
         return False
     return True

@@ -8,16 +8,16 @@ import os
 import subprocess
 
 import pytest
+from conftest import need
 
+from benchmarks import cli
+from benchmarks import harness
+from benchmarks import sites
+from benchmarks import startup
+from benchmarks.servers import ServerConfig
+from benchmarks.workspace import Workspace
+from benchmarks.workspace import server_user
 from tests.conftest import ROOT
-from benchmarks import cli  # noqa: E402
-from benchmarks import harness  # noqa: E402
-from benchmarks import sites  # noqa: E402
-from benchmarks import startup  # noqa: E402
-from benchmarks.servers import ServerConfig  # noqa: E402
-from benchmarks.workspace import Workspace  # noqa: E402
-from benchmarks.workspace import server_user  # noqa: E402
-from conftest import need  # noqa: E402
 
 TINY = dataclasses.replace(
     harness.QUICK, mode='test', configs=[ServerConfig('waitress', 1, 2)],
@@ -202,7 +202,7 @@ def test_a_saved_run_is_rendered_again_with_its_charts(tmp_path):
 
 def _matplotlib():
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # noqa: F401 - whether it imports
     except ImportError:
         return False
     return True

@@ -5,9 +5,9 @@ import os
 
 import pytest
 
-from benchmarks import imports  # noqa: E402
-from benchmarks import inprocess  # noqa: E402
-from benchmarks.sites import minimal_site  # noqa: E402
+from benchmarks import imports
+from benchmarks import inprocess
+from benchmarks.sites import minimal_site
 
 IMPORTTIME = '''\
 import time: self [us] | cumulative | imported package

@@ -28,6 +28,7 @@ from benchmarks.workspace import Workspace
 from tests.conftest import ROOT
 from tests.conftest import need
 
+
 @pytest.fixture
 def bench_extra():
     """The peers' packages (the bench extra): skipped without them on a

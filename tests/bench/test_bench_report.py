@@ -1,6 +1,6 @@
 """Rendering results: tables, ratios to the ceiling, targets, RESULTS.md."""
 
-from benchmarks import report  # noqa: E402
+from benchmarks import report
 
 
 def summary(rate, mean=2.0, p50=1.0, p99=8.0, verified=True, failed=0):

@@ -5,11 +5,11 @@ import os
 
 import pytest
 
-from benchmarks import loadgen  # noqa: E402
-from benchmarks import serverside  # noqa: E402
-from benchmarks import servers  # noqa: E402
-from benchmarks.scripts import ceiling_script  # noqa: E402
-from benchmarks.workspace import Workspace  # noqa: E402
+from benchmarks import loadgen
+from benchmarks import servers
+from benchmarks import serverside
+from benchmarks.scripts import ceiling_script
+from benchmarks.workspace import Workspace
 
 WAITRESS = servers.ServerConfig('waitress', 1, 2)
 

@@ -8,8 +8,8 @@ import time
 import pytest
 import webtest
 
-from benchmarks import serverside  # noqa: E402
-from benchmarks.stats import ServerCounts  # noqa: E402
+from benchmarks import serverside
+from benchmarks.stats import ServerCounts
 
 
 def app_answering(status):

@@ -5,9 +5,9 @@ import runpy
 
 import webtest
 
-from benchmarks import scripts  # noqa: E402
-from benchmarks import serverside  # noqa: E402
-from benchmarks import sites  # noqa: E402
+from benchmarks import scripts
+from benchmarks import serverside
+from benchmarks import sites
 
 DEPLOY_INI = '''\
 [DEFAULT]

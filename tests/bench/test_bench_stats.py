@@ -1,12 +1,12 @@
 """Verification of runs against the server's count, and summaries."""
 
-from benchmarks.abparse import AbResult  # noqa: E402
-from benchmarks.stats import Run  # noqa: E402
-from benchmarks.stats import ServerCounts  # noqa: E402
-from benchmarks.stats import median  # noqa: E402
-from benchmarks.stats import ratio  # noqa: E402
-from benchmarks.stats import summarize  # noqa: E402
-from benchmarks.stats import verify  # noqa: E402
+from benchmarks.abparse import AbResult
+from benchmarks.stats import Run
+from benchmarks.stats import ServerCounts
+from benchmarks.stats import median
+from benchmarks.stats import ratio
+from benchmarks.stats import summarize
+from benchmarks.stats import verify
 
 
 def ab(complete=100, failed=0, non_2xx=0, rate=500.0, mean=2.0, p50=1.5,

@@ -5,12 +5,12 @@ import os
 
 import pytest
 import ZODB.config
+from conftest import need
 
+from benchmarks import storages
+from benchmarks.sites import minimal_site
+from benchmarks.workspace import Workspace
 from tests.conftest import ROOT
-from benchmarks import storages  # noqa: E402
-from benchmarks.sites import minimal_site  # noqa: E402
-from benchmarks.workspace import Workspace  # noqa: E402
-from conftest import need  # noqa: E402
 
 ETC = os.path.join(ROOT, 'etc')
 

@@ -8,18 +8,18 @@ import threading
 import time
 
 import pytest
+from conftest import need
 
-from benchmarks import serverside  # noqa: E402
-from benchmarks import wrk  # noqa: E402
-from benchmarks.scripts import PROJECT_ROOT  # noqa: E402
-from benchmarks.scripts import ceiling_script  # noqa: E402
-from benchmarks.servers import ServerConfig  # noqa: E402
-from benchmarks.servers import serving  # noqa: E402
-from benchmarks.stats import Run  # noqa: E402
-from benchmarks.stats import ServerCounts  # noqa: E402
-from benchmarks.stats import Verification  # noqa: E402
-from benchmarks.workspace import Workspace  # noqa: E402
-from conftest import need  # noqa: E402
+from benchmarks import serverside
+from benchmarks import wrk
+from benchmarks.scripts import PROJECT_ROOT
+from benchmarks.scripts import ceiling_script
+from benchmarks.servers import ServerConfig
+from benchmarks.servers import serving
+from benchmarks.stats import Run
+from benchmarks.stats import ServerCounts
+from benchmarks.stats import Verification
+from benchmarks.workspace import Workspace
 
 SAMPLES = os.path.join(os.path.dirname(__file__), 'bench_samples')
 

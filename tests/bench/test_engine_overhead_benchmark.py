@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmarks import engine_overhead  # noqa: E402
+from benchmarks import engine_overhead
 
 
 def test_benchmark_pipelines_reach_the_terminal_app(clean_zope):

@@ -19,11 +19,10 @@ import zlib
 
 import pytest
 import waitress.server
-
-from zope.pipeline.metrics.collector import Collector
-
 from conftest import ROOT
 from conftest import need
+
+from zope.pipeline.metrics.collector import Collector
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCREENSHOT = os.path.join(ROOT, 'test-artifacts', 'metrics-page.png')

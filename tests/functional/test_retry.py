@@ -52,7 +52,7 @@ def without_lint(app):
 
 # -- nothing of a failed attempt leaks
 
-def test_conflict_on_first_attempts_then_success_gives_one_200_with_only_the_last_attempts_headers_and_cookies(outer_app):  # noqa: E501
+def test_conflict_on_first_attempts_then_success_gives_one_200_with_only_the_last_attempts_headers_and_cookies(outer_app):  # noqa: E501 - the name is the scenario
     app = outer_app()
     plan['failures'] = 2
 
@@ -113,7 +113,7 @@ def test_a_plain_exception_is_not_retried(outer_app):
     assert attempts_of('attempt') == [1]
 
 
-def test_attempts_setting_is_honoured_and_the_last_attempt_is_rendered_503_with_retry_after(outer_app):  # noqa: E501
+def test_attempts_setting_is_honoured_and_the_last_attempt_is_rendered_503_with_retry_after(outer_app):  # noqa: E501 - the name is the scenario
     app = outer_app(retry__attempts='2')
     plan['failures'] = 10
 
@@ -194,7 +194,7 @@ def test_exhausted_retry_is_logged_at_error_with_oid_and_class(
     assert COUNTER_CLASS in caplog.text
 
 
-def test_transient_error_outside_the_error_handler_gives_up_with_503_and_one_error_line(outer_app, caplog):  # noqa: E501
+def test_transient_error_outside_the_error_handler_gives_up_with_503_and_one_error_line(outer_app, caplog):  # noqa: E501 - the name is the scenario
     app = outer_app(retry__attempts='3', retry__retry_after='7')
     plan['failures'] = 10
     caplog.set_level(logging.INFO, logger='zope.pipeline.retry')
@@ -286,7 +286,7 @@ def test_raw_body_is_reread_identically_by_every_attempt(outer_app, size):
 
 
 @pytest.mark.parametrize('size', [0, 10, 5000, 300000])
-def test_chunked_body_without_content_length_is_read_to_its_end_by_every_attempt(outer_app, size):  # noqa: E501
+def test_chunked_body_without_content_length_is_read_to_its_end_by_every_attempt(outer_app, size):  # noqa: E501 - the name is the scenario
     app = outer_app(retry__spool_threshold='1024')
     plan['failures'] = 1
     body = os.urandom(size)
@@ -298,7 +298,7 @@ def test_chunked_body_without_content_length_is_read_to_its_end_by_every_attempt
         (size, hashlib.sha256(body).hexdigest())] * 2
 
 
-def test_spooled_body_read_by_lines_is_reread_identically_after_an_attempt_closed_it(outer_app):  # noqa: E501
+def test_spooled_body_read_by_lines_is_reread_identically_after_an_attempt_closed_it(outer_app):  # noqa: E501 - the name is the scenario
     app = outer_app(retry__spool_threshold='1024')
     plan['failures'] = 2
     body = b''.join(b'line %d\n' % number for number in range(1000))

@@ -27,8 +27,7 @@ from . import inner
 
 try:
     import MySQLdb
-    from relstorage.adapters.interfaces import \
-        UnableToAcquireCommitLockError
+    from relstorage.adapters.interfaces import UnableToAcquireCommitLockError
 except ImportError:  # pragma: no cover - the mysql extra is installed
     MySQLdb = None
 

@@ -146,7 +146,7 @@ class PrivateMariaDB:
                 if time.monotonic() > deadline:
                     raise AssertionError(
                         'mariadbd did not answer within %d s:\n%s'
-                        % (timeout, self.log()[-3000:]))
+                        % (timeout, self.log()[-3000:])) from None
                 time.sleep(0.05)
                 continue
             connection.close()

@@ -19,9 +19,10 @@ import time
 
 import pytest
 
+from zope.pipeline.sample import COMMENTS_FORM
+
 from tests.integration import reliability_report
 from tests.integration import support
-from zope.pipeline.sample import COMMENTS_FORM
 
 pytestmark = pytest.mark.integration
 

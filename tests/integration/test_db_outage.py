@@ -31,12 +31,13 @@ import urllib.parse
 
 import pytest
 
+from zope.pipeline import storage
+from zope.pipeline.sample import COMMENTS_FORM
+
 from tests.integration import reliability_report
 from tests.integration import support
 from tests.integration.private_mariadb import PrivateMariaDB
 from tests.integration.private_mariadb import need_private_mariadb
-from zope.pipeline import storage
-from zope.pipeline.sample import COMMENTS_FORM
 
 pytestmark = pytest.mark.integration
 
@@ -140,7 +141,7 @@ def stored_texts(config_path):
         connection = db.open()
         page = connection.root()['Application']['folder']['page']
         counts = {}
-        for author, text, when in page.comments.values():
+        for _author, text, _when in page.comments.values():
             counts[text] = counts.get(text, 0) + 1
         figures = counts, page.comment_count()
         connection.close()

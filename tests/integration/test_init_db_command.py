@@ -7,9 +7,10 @@ import os
 
 import pytest
 
-from tests.conftest import ROOT
 from zope.pipeline.cli import main as zope_pipeline
 from zope.pipeline.commands import init_db
+
+from tests.conftest import ROOT
 
 MYSQL_INI = os.path.join(ROOT, 'etc', 'deploy-mysql.ini')
 SQLITE_INI = os.path.join(ROOT, 'etc', 'deploy.ini')

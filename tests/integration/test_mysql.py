@@ -7,9 +7,10 @@ import os
 import pytest
 import zope.testing.cleanup
 
-from tests.integration import support
 from zope.pipeline import storage
 from zope.pipeline.cli import main as zope_pipeline
+
+from tests.integration import support
 
 pytestmark = pytest.mark.integration
 

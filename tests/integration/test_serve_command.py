@@ -11,11 +11,12 @@ import types
 import pytest
 import webtest
 
+from zope.pipeline.cli import main as zope_pipeline
+from zope.pipeline.commands import serve
+
 from tests.conftest import ROOT
 from tests.conftest import need
 from tests.integration import support
-from zope.pipeline.cli import main as zope_pipeline
-from zope.pipeline.commands import serve
 
 SITE_ZCML = os.path.join(ROOT, 'etc', 'site.zcml')
 

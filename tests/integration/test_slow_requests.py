@@ -238,7 +238,7 @@ def test_a_request_past_its_timeout_gets_504_and_its_thread_serves_again(
         '504, threads freed' if set(statuses) == {504} and before == after
         else 'NOT as expected')
     assert statuses == [504] * len(answers), answers
-    for status, headers, body in answers:
+    for _status, _headers, body in answers:
         assert 'Traceback' not in body
     assert before == after, (before, after)
     assert len(before) == processes, before

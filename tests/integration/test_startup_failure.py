@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from tests.integration import support
 from zope.pipeline.commands.init_db import write_option_file
+
+from tests.integration import support
 
 
 def rewrite_password(path, password):

@@ -12,8 +12,9 @@ import os
 import pytest
 import zope.testing.cleanup
 
-from tests.conftest import ROOT
 from zope.pipeline import storage
+
+from tests.conftest import ROOT
 
 SITE_ZCML = os.path.join(ROOT, 'etc', 'site-dev.zcml')
 POPULATE = 'zope.pipeline.sample.content.populate'

@@ -8,8 +8,9 @@ import runpy
 
 import webtest
 
-from tests.conftest import ROOT
 from zope.pipeline import startup
+
+from tests.conftest import ROOT
 
 APP_WSGI = os.path.join(ROOT, 'etc', 'app.wsgi')
 

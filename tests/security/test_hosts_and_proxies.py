@@ -6,10 +6,11 @@ import re
 
 import pytest
 
+from zope.pipeline.startup import SiteAtRoot
+
 from tests.security.conftest import RawClient
 from tests.security.conftest import build_site
 from tests.security.conftest import site_settings
-from zope.pipeline.commands.serve import SiteAtRoot
 
 FORM = {'CONTENT_TYPE': 'application/x-www-form-urlencoded'}
 COMMENT = b'text=Nice+page&author=Eve'

@@ -9,7 +9,6 @@ import os
 import pytest
 import webtest
 
-from tests.conftest import ROOT
 from zope.pipeline.cli import build_parser
 from zope.pipeline.cli import main as zope_pipeline
 from zope.pipeline.commands import init_db
@@ -18,6 +17,8 @@ from zope.pipeline.credentials import KNOWN_PASSWORDS
 from zope.pipeline.credentials import database_passwords
 from zope.pipeline.credentials import mysql_section_of
 from zope.pipeline.storage import load_database_config
+
+from tests.conftest import ROOT
 
 PRODUCTION_INI = os.path.join(ROOT, 'etc', 'deploy-mysql.ini')
 DEVELOPMENT_INI = os.path.join(ROOT, 'etc', 'deploy.ini')

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from tests.security.conftest import build_site
 from tests.security.conftest import RawClient
+from tests.security.conftest import build_site
 from tests.security.test_security import SECURITY_ZCML
 
 FORGED = 'FORGED 127.0.0.1 admin logged in'

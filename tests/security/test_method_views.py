@@ -7,8 +7,8 @@ import base64
 
 import pytest
 
-from tests.security.conftest import build_site
 from tests.security.conftest import RawClient
+from tests.security.conftest import build_site
 from tests.security.test_security import SECURITY_ZCML
 
 

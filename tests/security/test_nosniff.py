@@ -5,8 +5,8 @@ run as a script."""
 
 import pytest
 
-from tests.security.conftest import build_site
 from tests.security.conftest import RawClient
+from tests.security.conftest import build_site
 from tests.security.test_security import SECURITY_ZCML
 
 

@@ -9,9 +9,10 @@ import re
 
 import pytest
 
-from tests.conftest import ROOT
 from zope.pipeline.cli import main as zope_pipeline
 from zope.pipeline.commands import serve
+
+from tests.conftest import ROOT
 
 APACHE_CONF = os.path.join(ROOT, 'etc', 'apache', 'zope-pipeline.conf')
 PRODUCTION_INI = os.path.join(ROOT, 'etc', 'deploy-mysql.ini')

@@ -7,8 +7,8 @@ import pytest
 from zope.component.hooks import getSite
 from zope.security.management import queryInteraction
 
-from tests.security.conftest import build_site
 from tests.security.conftest import RawClient
+from tests.security.conftest import build_site
 from tests.security.test_security import SECURITY_ZCML
 
 

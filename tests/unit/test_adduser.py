@@ -9,9 +9,10 @@ import stat
 import pytest
 import webtest
 
-from tests.conftest import ROOT
 from zope.pipeline.cli import main as zope_pipeline
 from zope.pipeline.commands import adduser
+
+from tests.conftest import ROOT
 
 INI = '''\
 [app:main]

@@ -5,8 +5,9 @@ import os
 
 from zope.interface.interface import InterfaceClass
 
-from tests.conftest import ROOT
 from zope.pipeline import interfaces
+
+from tests.conftest import ROOT
 
 
 def test_every_interface_is_in_the_api_reference():

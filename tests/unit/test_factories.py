@@ -17,7 +17,7 @@ from zope.pipeline.app import load_zcml
 from zope.pipeline.interfaces import IRequestFactory
 
 from .engine_files import ROOT  # noqa: F401 - puts tests.engine on the path
-from tests.engine.stages import minimal  # noqa: E402
+from tests.engine.stages import minimal
 
 
 def environ_for(method, content_type=None):

@@ -2,8 +2,8 @@
 
 import sys
 
-from zope.pipeline.logtext import client_text
 from zope.pipeline.logtext import ESCAPE_TRACEBACKS
+from zope.pipeline.logtext import client_text
 from zope.pipeline.logtext import logger_for
 from zope.pipeline.logtext import traceback_text
 
@@ -74,7 +74,7 @@ def test_traceback_of_an_error_raised_while_handling_another():
         try:
             raise KeyError('first')
         except KeyError:
-            raise RuntimeError('second')
+            raise RuntimeError('second')  # noqa: B904 - the context is the test
     except RuntimeError:
         text = traceback_text(sys.exc_info())
     assert 'During handling of the above exception' in text

@@ -1,9 +1,10 @@
 """The Prometheus endpoint stage: allowed clients (after trusted proxies),
 the bearer token, its settings."""
 
+from wsgiref.validate import validator
+
 import pytest
 import webtest
-from wsgiref.validate import validator
 from zope.configuration.exceptions import ConfigurationError
 
 from zope.pipeline import environ as keys

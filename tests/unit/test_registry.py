@@ -4,12 +4,12 @@ request factory lookup by (method, mimetype), priority and canHandle."""
 import pytest
 from zope.configuration.exceptions import ConfigurationError
 from zope.interface import implementedBy
+from zope.publisher.browser import BrowserRequest
+from zope.publisher.http import HTTPRequest
 from zope.publisher.interfaces import IRequest
 from zope.publisher.interfaces.browser import IBrowserRequest
 from zope.publisher.interfaces.http import IHTTPRequest
 from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
-from zope.publisher.browser import BrowserRequest
-from zope.publisher.http import HTTPRequest
 from zope.publisher.xmlrpc import XMLRPCRequest
 
 from zope.pipeline import factories

@@ -11,7 +11,7 @@ from zope.pipeline.settings import convert
 from zope.pipeline.settings import split_settings
 
 from .engine_files import engine_file
-from tests.engine.stages import WithSettings  # noqa: E402
+from tests.engine.stages import WithSettings
 
 
 def write_ini(tmp_path, *settings):

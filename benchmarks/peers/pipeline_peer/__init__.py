@@ -27,6 +27,7 @@ def make_app(zodb_config, workdir):
     """The publisher on the database of ``zodb_config`` (opened, and
     bootstrapped at its first start, in this process)."""
     from paste.deploy import loadapp
+
     from zope.pipeline.commands.serve import open_databases
     publisher = loadapp('config:' + write_ini(zodb_config, workdir))
     open_databases(publisher)

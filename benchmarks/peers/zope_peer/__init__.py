@@ -51,6 +51,7 @@ def make_app(zodb_config, workdir):
 def populate_database():
     import transaction
     import Zope2
+
     from benchmarks.peers.zope_peer.content import populate
     root = Zope2.app()
     try:

@@ -4,7 +4,6 @@ from zope.interface import Attribute
 from zope.interface import Interface
 from zope.interface.interfaces import IObjectEvent
 
-
 # ---------------------------------------------------------------- environ keys
 #: The request object (a zope.publisher request) of the current attempt.
 REQUEST_KEY = 'zope.request'

@@ -51,7 +51,7 @@ def describe(publisher):
     outer = [describe_stage(stage, 'outer')
              for stage in publisher.outer.stages]
     request_types = {}
-    for name, (registration, spec) in publisher.request_types.items():
+    for name, (_registration, spec) in publisher.request_types.items():
         chain = publisher.chain_for(spec)
         request_types[name] = {
             'interfaces': [iface.__identifier__ for iface in spec.__iro__],

@@ -166,7 +166,9 @@ class TopologicalSorter:
         for name in remaining:
             for target in successors[name]:
                 predecessors[target].append(name)
-        order = lambda name: self.nodes[name].order  # noqa: E731
+
+        def order(name):
+            return self.nodes[name].order
         current = min(remaining, key=order)
         path, seen = [], {}
         while current not in seen:

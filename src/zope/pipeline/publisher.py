@@ -7,9 +7,9 @@ from zope.interface import implementer
 from zope.interface import providedBy
 
 from zope.pipeline.factories import probe_spec
+from zope.pipeline.interfaces import REQUEST_KEY
 from zope.pipeline.interfaces import IPipelineRegistry
 from zope.pipeline.interfaces import IPublisher
-from zope.pipeline.interfaces import REQUEST_KEY
 from zope.pipeline.ordering import PartError
 from zope.pipeline.ordering import TopologicalSorter
 from zope.pipeline.settings import check_settings

@@ -112,6 +112,6 @@ def convert(factory, stage, raw, where='the application section'):
             raise ConfigurationError(
                 "Invalid value %r for '%s.%s' in %s (%s): %s" % (
                     raw[key], stage, key, where, field.title,
-                    reason(field, exc)))
+                    reason(field, exc))) from None
         result[key] = value
     return result

@@ -293,7 +293,7 @@ def process_databases(publisher):
     """The ProcessDatabase of every open_root stage in the publisher."""
     from zope.pipeline.storage import ProcessDatabase
     found = []
-    for registration, spec in publisher.request_types.values():
+    for _registration, spec in publisher.request_types.values():
         for stage in publisher.chain_for(spec).stages:
             database = getattr(stage.app, 'database', None)
             if isinstance(database, ProcessDatabase) and \

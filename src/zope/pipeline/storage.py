@@ -284,7 +284,7 @@ def resolve_callable(dotted, setting):
         return resolve(dotted)
     except (ImportError, AttributeError, ValueError) as exc:
         raise ConfigurationError('Cannot import %r named by %s: %s'
-                                 % (dotted, setting, exc))
+                                 % (dotted, setting, exc)) from None
 
 
 def _after_fork_in_child():

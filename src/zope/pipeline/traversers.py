@@ -141,7 +141,7 @@ class Traversal:
         try:
             found = namespaceLookup(namespace, name_in_it, ob, request)
         except (TraversalError, LookupError):
-            raise NotFound(ob, name, request)
+            raise NotFound(ob, name, request) from None
         return ProxyFactory(found)
 
     def attribute_allowed(self, request, ob, name):

@@ -36,7 +36,7 @@ def run_all(callbacks):
     for callback in callbacks:
         try:
             callback()
-        except Exception as exc:  # noqa: B902 - re-raised below
+        except Exception as exc:  # re-raised below
             if error is None:
                 error = exc
     if error is not None:

@@ -16,7 +16,7 @@ def available():
     """Whether MySQLdb is installed and MariaDB accepts root here."""
     try:
         connection = connect()
-    except Exception:  # noqa: B902 - any failure means "not here"
+    except Exception:  # any failure means "not here"
         return False
     connection.close()
     return True

@@ -129,7 +129,7 @@ def read_principals(path):
         root = ElementTree.parse(path).getroot()
     except ElementTree.ParseError as error:
         raise SystemExit('%s is not a principals file (%s): move it away.'
-                         % (path, error))
+                         % (path, error)) from None
     grants = {}
     for grant in root.iter(ZOPE + 'grant'):
         grants.setdefault(grant.get('principal'), []).append(
@@ -164,4 +164,4 @@ def write_principals(path, principals):
     try:
         write_secret(path, ''.join(parts))
     except UnsafePathError as error:
-        raise SystemExit(str(error))
+        raise SystemExit(str(error)) from None

@@ -132,7 +132,7 @@ def read_secret(path, variable, prompt=None, confirm=True):
                 return stream.readline().rstrip('\r\n')
         except OSError as error:
             raise SystemExit('Cannot read the password file %s: %s'
-                             % (path, error.strerror))
+                             % (path, error.strerror)) from None
     if os.environ.get(variable):
         return os.environ[variable]
     if prompt is None:
@@ -155,7 +155,7 @@ def give_to_owner(path, owner):
     try:
         entry = pwd.getpwnam(owner)
     except KeyError:
-        raise SystemExit('--owner %r: no such user.' % owner)
+        raise SystemExit('--owner %r: no such user.' % owner) from None
     give_to(path, entry.pw_uid, entry.pw_gid)
 
 
@@ -223,7 +223,7 @@ def write_option_file(path, password):
                      'written by `zope-pipeline init-db`.\n[client]\n'
                      'password="%s"\n' % password)
     except UnsafePathError as error:
-        raise SystemExit(str(error))
+        raise SystemExit(str(error)) from None
 
 
 def prepare_database(ini, name='main'):
@@ -387,7 +387,7 @@ def connect_admin(args, target):
     except MySQLdb.Error as exc:
         where = options.get('unix_socket') or options.get('host')
         raise SystemExit('Cannot connect to MySQL at %s as %s: %s'
-                         % (where, args.admin_user, exc))
+                         % (where, args.admin_user, exc)) from None
 
 
 def execute(connection, statements):

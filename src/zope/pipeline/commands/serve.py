@@ -35,21 +35,18 @@ import configparser
 import grp
 import math
 import os
-import re
 import pwd
+import re
 import shutil
 import signal
 import stat
 import sys
 
-from zope.pipeline.startup import SiteAtRoot  # noqa: F401 (etc/app.wsgi)
 from zope.pipeline.startup import check_threads
 from zope.pipeline.startup import configure_logging
 from zope.pipeline.startup import database_configs
 from zope.pipeline.startup import load_application
 from zope.pipeline.startup import load_site
-from zope.pipeline.startup import mod_wsgi_threads  # noqa: F401
-from zope.pipeline.startup import pool_size  # noqa: F401
 from zope.pipeline.startup import process_databases
 
 NAME = 'serve'
@@ -241,7 +238,7 @@ def refuse_known_passwords(publisher, host, ini):
         check_known_passwords(database_configs(publisher), host,
                               getattr(publisher, 'demo', False), ini)
     except KnownPasswordError as error:
-        raise SystemExit(str(error))
+        raise SystemExit(str(error)) from None
 
 
 #: The largest request body when the site has no retry stage (the retry
@@ -273,7 +270,7 @@ def check_admin_options(args):
         re.compile(args.admin_urls)
     except re.error as error:
         raise SystemExit('--admin-urls %r is not a regular expression: %s'
-                         % (args.admin_urls, error))
+                         % (args.admin_urls, error)) from None
 
 
 # -- the ini
@@ -308,7 +305,7 @@ def open_databases(publisher, at_start=False):
 def storage_directories(publisher):
     """Directories the storages write: SQLite data, caches, blobs."""
     directories = []
-    for path, section in database_configs(publisher):
+    for _path, section in database_configs(publisher):
         if section is None:
             continue
         storage = section.config.storage.config
@@ -345,7 +342,7 @@ def serve_waitress(application, publisher, host, port, threads, ini=''):
         if is_unavailable(error):
             raise
         raise SystemExit(explain_open_error(
-            error, ini, process_databases(publisher), serving=False))
+            error, ini, process_databases(publisher), serving=False)) from None
     # SIGTERM ends the process like Ctrl-C does: atexit then closes the
     # databases, so RelStorage writes its cache.
     signal.signal(signal.SIGTERM, exit_on_signal)
@@ -510,7 +507,7 @@ def make_run_directory(server_root, user=None, group=None):
     try:
         refuse_link(path, "the server's run directory")
     except UnsafePathError as error:
-        raise SystemExit(str(error))
+        raise SystemExit(str(error)) from None
     try:
         os.mkdir(path, 0o700)
     except FileExistsError:
@@ -549,7 +546,8 @@ def run_as(user=None, group=None):
         entry = pwd.getpwnam(user)
     except KeyError:
         raise SystemExit('Run as root, Apache needs a user for its children '
-                         'but %r does not exist: pass --user.' % user)
+                         'but %r does not exist: pass --user.'
+                         % user) from None
     if group is None:
         group = grp.getgrgid(entry.pw_gid).gr_name
     return user, group
@@ -566,7 +564,7 @@ def give_directory(directory, user, group):
     try:
         refuse_link(directory, "a storage directory, given to %s" % user)
     except UnsafePathError as error:
-        raise SystemExit(str(error))
+        raise SystemExit(str(error)) from None
     os.makedirs(directory, exist_ok=True)
     uid, gid = pwd.getpwnam(user).pw_uid, grp.getgrnam(group).gr_gid
     give_to(directory, uid, gid)
@@ -581,7 +579,7 @@ def secret_files(publisher):
     from zope.pipeline.credentials import mysql_section_of
     paths = [publisher.principals_zcml] if getattr(
         publisher, 'principals_zcml', None) else []
-    for path, section in database_configs(publisher):
+    for _path, section in database_configs(publisher):
         mysql = mysql_section_of(section) if section is not None else None
         option_file = getattr(mysql, 'read_default_file', None)
         if option_file and os.path.exists(option_file):
@@ -597,7 +595,7 @@ def give_secret(path, user, group):
     try:
         refuse_link(path, 'a secret file, given to %s' % user)
     except UnsafePathError as error:
-        raise SystemExit(str(error))
+        raise SystemExit(str(error)) from None
     give_to(path, pwd.getpwnam(user).pw_uid, grp.getgrnam(group).gr_gid)
     os.chmod(path, 0o600)
 

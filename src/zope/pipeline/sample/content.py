@@ -23,8 +23,8 @@ from zope.pipeline.sample.interfaces import ICommentable
 from zope.pipeline.sample.interfaces import ICounter
 from zope.pipeline.sample.interfaces import IIncrement
 from zope.pipeline.sample.interfaces import IItem
-from zope.pipeline.sample.interfaces import IPage
 from zope.pipeline.sample.interfaces import InvalidComment
+from zope.pipeline.sample.interfaces import IPage
 from zope.pipeline.sample.interfaces import ISampleFolder
 
 #: How many items /folder/page lists.

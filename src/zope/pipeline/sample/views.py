@@ -211,7 +211,7 @@ class Search(SampleView):
 
 def walk(container, depth):
     """Titled objects below ``container``, depth first, by name."""
-    for name, ob in sorted(container.items()):
+    for _name, ob in sorted(container.items()):
         if ITitled.providedBy(ob):
             yield ob
         if depth > 1 and IReadContainer.providedBy(ob):

@@ -43,8 +43,8 @@ from zope.schema import Int
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
-from zope.pipeline.metrics import IMetricsRuntime
 from zope.pipeline.metrics import RECORD_KEY
+from zope.pipeline.metrics import IMetricsRuntime
 from zope.pipeline.metrics import modwsgi as modwsgi_server
 from zope.pipeline.metrics.collector import Collector
 from zope.pipeline.metrics.group import GroupState

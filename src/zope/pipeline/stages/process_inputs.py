@@ -99,7 +99,8 @@ def check_charset(charset):
     try:
         codecs.lookup(charset)
     except LookupError:
-        raise BadInput('The form has an unknown charset: %r' % charset)
+        raise BadInput('The form has an unknown charset: %r'
+                       % charset) from None
 
 
 def check_multipart(stream, boundary):

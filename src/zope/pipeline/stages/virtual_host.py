@@ -86,7 +86,8 @@ environ_keys = {
 FORWARDED_KEYS = ('HTTP_FORWARDED', 'HTTP_X_FORWARDED_HOST',
                   'HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_PORT',
                   'HTTP_X_FORWARDED_FOR', 'HTTP_X_FORWARDED_SERVER',
-                  'HTTP_X_FORWARDED_BY', 'HTTP_X_REAL_IP', 'HTTP_X_VHM_HOST', 'HTTP_X_VHM_ROOT')
+                  'HTTP_X_FORWARDED_BY', 'HTTP_X_REAL_IP', 'HTTP_X_VHM_HOST',
+                  'HTTP_X_VHM_ROOT')
 #: Headers that say a proxy forwarded the request for another client.
 FORWARDED_FOR_KEYS = ('HTTP_FORWARDED', 'HTTP_X_FORWARDED_FOR',
                       'HTTP_X_REAL_IP')
