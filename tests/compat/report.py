@@ -1,0 +1,44 @@
+"""The compat table: per suite, tests run, requests served, passes."""
+
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+TABLE = os.path.join(ROOT, 'test-artifacts', 'compat.md')
+
+#: Set when this session wrote the table (so an old file is not printed).
+written = []
+
+HEADER = ('| suite | tests run | requests served (classic / pipeline) | '
+          'passed classic | passed pipeline |\n'
+          '|---|---:|---:|---:|---:|\n')
+
+
+def row(package, classic, pipeline):
+    return '| %s | %d | %d / %d | %d | %d |\n' % (
+        package, len(classic.tests), classic.requests, pipeline.requests,
+        len(classic.passed), len(pipeline.passed))
+
+
+def write_table(results):
+    """``results``: {package: (classic Outcome, pipeline Outcome)}."""
+    lines = [HEADER]
+    for package, (classic, pipeline) in results.items():
+        lines.append(row(package, classic, pipeline))
+    for package, (classic, pipeline) in results.items():
+        for test in sorted(classic.passed - pipeline.passed):
+            lines.append('\n%s: passes classic, fails pipeline: %s'
+                         % (package, test))
+    text = ''.join(lines) + '\n'
+    os.makedirs(os.path.dirname(TABLE), exist_ok=True)
+    with open(TABLE, 'w') as stream:
+        stream.write(text)
+    written.append(TABLE)
+    return text
+
+
+def written_table():
+    if not written:
+        return None
+    with open(written[-1]) as stream:
+        return stream.read()
