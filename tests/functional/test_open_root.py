@@ -149,3 +149,22 @@ def test_relstorage_on_mariadb_serves_and_commits(make_testapp, tmp_path):
             assert inner.read(touched_doc, config) == 1
         finally:
             storage.close_all()
+
+
+def test_connection_is_closed_even_when_abort_fails():
+    from zope.pipeline.stages.open_root import release
+
+    class Connection:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    class Manager:
+        def abort(self):
+            raise RuntimeError('a data manager failed to abort')
+
+    connection = Connection()
+    with pytest.raises(RuntimeError):
+        release(connection, Manager())
+    assert connection.closed

@@ -3,8 +3,10 @@ whose text names a file of the server."""
 
 import os
 
+from zope.component.hooks import getSite
 from zope.interface import Interface
 from zope.interface import implementer
+from zope.publisher.interfaces.http import IResult
 from zope.security.proxy import removeSecurityProxy
 
 
@@ -51,3 +53,32 @@ class PatchTitle(DeleteTitle):
 
     def PATCH(self):
         return self.DELETE()
+
+
+@implementer(IResult)
+class ProtectedStream:
+    """Streamed chunks that read protected content through its security
+    proxy, and the local site, only while the server iterates them."""
+
+    def __init__(self, context):
+        self.context = context
+
+    def __iter__(self):
+        yield b'<html><body>'
+        yield ('<h1>%s</h1>' % self.context.title).encode('utf-8')
+        site = getSite()
+        yield ('<p>site: %s</p>' % type(site).__name__).encode()
+        yield b'</body></html>'
+
+
+class StreamTitle:
+    """A page that streams what it reads (an IResult)."""
+
+    def __init__(self, context, request):
+        self.context = context
+        self.request = request
+
+    def __call__(self):
+        self.request.response.setHeader('Content-Type',
+                                        'text/html;charset=utf-8')
+        return ProtectedStream(self.context)

@@ -23,12 +23,12 @@ from zope.interface import Interface
 from zope.interface import implementer
 from zope.location.interfaces import ISite
 from zope.publisher.interfaces.http import IHTTPCredentials
-from zope.security.management import endInteraction
 from zope.security.management import newInteraction
-from zope.security.management import queryInteraction
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
+from zope.pipeline.scene import authenticate_globally
+from zope.pipeline.scene import end_interaction
 
 
 class IAuthenticateSettings(Interface):
@@ -71,24 +71,6 @@ def check_utf8(credentials):
     for part in credentials:
         if isinstance(part, bytes):
             part.decode('utf-8')
-
-
-def end_interaction(request):
-    """End the thread's interaction; the request no longer belongs to it."""
-    interaction = queryInteraction()
-    if interaction is not None and request.interaction is interaction:
-        interaction.remove(request)
-    endInteraction()
-
-
-def authenticate_globally(request):
-    auth = getGlobalSiteManager().queryUtility(IAuthentication)
-    if auth is None:
-        return None
-    principal = auth.authenticate(request)
-    if principal is None:
-        principal = auth.unauthenticatedPrincipal()
-    return principal
 
 
 def authenticate_at_site(request, ob):

@@ -8,8 +8,12 @@ get 405 with an ``Allow`` header (the methods that have a view, as
 zope.app.http did) when there is none.
 
 The result may be a string, anything adaptable to IResult (an iterable
-that is streamed, closed once when the server is done with it) or an open
-file (streamed with ``wsgi.file_wrapper`` when the server offers one).
+that is streamed, closed once when the server is done with it, and
+produced in the request's scene, its security interaction, local site and
+transaction manager: ``zope.pipeline.scene``) or an open file (streamed
+with ``wsgi.file_wrapper`` when the server offers one).  Every callable is
+called behind its security checker: traversal proxies what it reaches, and
+a method view's method is taken from the proxied view.
 Output filters that earlier stages registered (``fix_relative_links``)
 see the body before it is sent; the response's own ``<base>`` insertion is
 left to them, so the pipeline's configuration decides it.  HEAD gets the
@@ -29,6 +33,8 @@ from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
 from zope.pipeline.errors import MissingArgument
+from zope.pipeline.scene import Scene
+from zope.pipeline.scene import StreamInScene
 from zope.pipeline.wsgi import close_iterable
 
 #: Bytes per block when a file result is streamed without a file wrapper.
@@ -183,6 +189,26 @@ def allowed_methods(ob, request):
                   if name and hasattr(removeSecurityProxy(view), name))
 
 
+def publish(environ, start_response, request, ob):
+    """Call ``ob``, give its result to the response and send it.  A
+    streamed body is produced in the request's scene (its interaction,
+    site and transaction manager) while the server iterates it."""
+    response = request.response
+    set_result(environ, response, call_object(ob, request))
+    body = emit(environ, response, start_response)
+    if type(body) is list or is_file_body(environ, body):
+        return body
+    return StreamInScene(body, Scene.current(request))
+
+
+def is_file_body(environ, body):
+    """Whether ``body`` streams a file (it reads nothing of the request)."""
+    if isinstance(body, FileBlocks):
+        return True
+    wrapper = environ.get('wsgi.file_wrapper')
+    return isinstance(wrapper, type) and isinstance(body, wrapper)
+
+
 class CallStage:
     """Publish the traversed object with mapply."""
 
@@ -193,12 +219,10 @@ class CallStage:
         self.next_app = next_app
 
     def __call__(self, environ, start_response):
-        request = environ[keys.REQUEST_KEY]
         ob = environ[keys.PUBLISHED]
         environ[keys.VIEW_NAME] = view_name(ob)
-        response = request.response
-        set_result(environ, response, call_object(ob, request))
-        return emit(environ, response, start_response)
+        return publish(environ, start_response, environ[keys.REQUEST_KEY],
+                       ob)
 
 
 def method_handler(ob, request):
@@ -231,6 +255,4 @@ class MethodCallStage:
             raise error
         environ[keys.VIEW_NAME] = '%s:%s' % (
             type(removeSecurityProxy(ob)).__name__, request.method)
-        response = request.response
-        set_result(environ, response, call_object(handler, request))
-        return emit(environ, response, start_response)
+        return publish(environ, start_response, request, handler)

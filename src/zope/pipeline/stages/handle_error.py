@@ -67,8 +67,8 @@ from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
 from zope.pipeline.errors import log_unavailable
-from zope.pipeline.stages.authenticate import authenticate_globally
-from zope.pipeline.stages.authenticate import end_interaction
+from zope.pipeline.scene import authenticate_globally
+from zope.pipeline.scene import end_interaction
 from zope.pipeline.wsgi import plain_response
 
 logger = logging.getLogger('zope.pipeline.error')

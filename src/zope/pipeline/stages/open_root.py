@@ -26,7 +26,6 @@ transaction begins.
 
 import functools
 
-import transaction
 from transaction import TransactionManager
 from transaction.interfaces import NoTransaction
 from zope.interface import Interface
@@ -34,6 +33,7 @@ from zope.schema import Field
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
+from zope.pipeline.scene import bind_to_thread
 from zope.pipeline.storage import create_root_folder
 from zope.pipeline.storage import database_for
 from zope.pipeline.storage import resolve_callable
@@ -94,16 +94,8 @@ def release(connection, manager):
         manager.abort()
     except NoTransaction:
         pass
-    connection.close()
-
-
-def bind_to_thread(manager):
-    """Make ``manager`` the thread's transaction manager; return the one it
-    replaces.  (``ThreadTransactionManager.manager`` is the documented way
-    to reach the manager of the current thread.)"""
-    previous = transaction.manager.manager
-    transaction.manager.manager = manager
-    return previous
+    finally:
+        connection.close()
 
 
 def root_of(connection, root_name):

@@ -1,0 +1,129 @@
+"""What is in force on the thread while a request's code runs: its security
+interaction, its local site and its transaction manager.
+
+The stages set these up around the code they call (``authenticate``,
+``site_events`` through traversal, ``open_root``) and take them down when
+it returns.  A streamed body (an ``IResult`` or any iterable that is not a
+list) runs request code later, while the server iterates it: the call
+stage wraps it in :class:`StreamInScene`, which puts the request's scene
+back on the thread around each chunk and around ``close()``, and leaves the
+thread as it found it in between.
+"""
+
+import transaction
+from zope.authentication.interfaces import IAuthentication
+from zope.component import getGlobalSiteManager
+from zope.component.hooks import getSite
+from zope.component.hooks import setSite
+from zope.security.management import endInteraction
+from zope.security.management import newInteraction
+from zope.security.management import queryInteraction
+
+from zope.pipeline.wsgi import close_iterable
+
+
+def end_interaction(request):
+    """End the thread's interaction; the request no longer belongs to it."""
+    interaction = queryInteraction()
+    if interaction is not None and request.interaction is interaction:
+        interaction.remove(request)
+    endInteraction()
+
+
+def authenticate_globally(request):
+    """The principal the global IAuthentication utility finds for
+    ``request`` (its unauthenticated principal when it finds none), or
+    None without such a utility."""
+    auth = getGlobalSiteManager().queryUtility(IAuthentication)
+    if auth is None:
+        return None
+    principal = auth.authenticate(request)
+    if principal is None:
+        principal = auth.unauthenticatedPrincipal()
+    return principal
+
+
+def bind_to_thread(manager):
+    """Make ``manager`` the thread's transaction manager; return the one it
+    replaces.  (``ThreadTransactionManager.manager`` is the documented way
+    to reach the manager of the current thread.)"""
+    previous = transaction.manager.manager
+    transaction.manager.manager = manager
+    return previous
+
+
+class Scene:
+    """The request's site, interaction and transaction manager, put on the
+    thread by ``enter()`` and taken off by ``leave()``.  An interaction the
+    thread already has (the request's own, while the pipeline still runs)
+    is kept."""
+
+    __slots__ = ('request', 'site', 'manager', '_saved')
+
+    def __init__(self, request, site, manager):
+        self.request = request
+        self.site = site
+        self.manager = manager
+        self._saved = None
+
+    @classmethod
+    def current(cls, request):
+        """The scene the thread is in now, for ``request``."""
+        return cls(request, getSite(), transaction.manager.manager)
+
+    def enter(self):
+        previous_site = getSite()
+        setSite(self.site)
+        previous_manager = bind_to_thread(self.manager)
+        began = queryInteraction() is None
+        if began:
+            newInteraction(self.request)
+        self._saved = (previous_site, previous_manager, began)
+
+    def leave(self):
+        previous_site, previous_manager, began = self._saved
+        self._saved = None
+        try:
+            if began:
+                end_interaction(self.request)
+        finally:
+            bind_to_thread(previous_manager)
+            setSite(previous_site)
+
+
+class StreamInScene:
+    """A streamed body whose chunks are produced, and which is closed, in
+    the scene of the request that made it.  ``close()`` is forwarded
+    exactly once."""
+
+    __slots__ = ('_iterable', '_iterator', '_scene', '_closed')
+
+    def __init__(self, iterable, scene):
+        self._iterable = iterable
+        self._iterator = None
+        self._scene = scene
+        self._closed = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        scene = self._scene
+        scene.enter()
+        try:
+            if self._iterator is None:
+                self._iterator = iter(self._iterable)
+            return next(self._iterator)
+        finally:
+            scene.leave()
+
+    def close(self):
+        if self._closed:
+            return
+        self._closed = True
+        scene = self._scene
+        scene.enter()
+        try:
+            close_iterable(self._iterable)
+        finally:
+            scene.leave()
