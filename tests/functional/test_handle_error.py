@@ -10,6 +10,7 @@ import zope.error.error
 from zope.component.hooks import getSite
 
 from . import inner
+from .inner.views import ApplicationError
 
 
 @pytest.fixture
@@ -203,6 +204,35 @@ def test_exception_view_that_sets_no_status_keeps_the_status_of_the_error(
         app):
     response = app.get('/folder/doc/@@fail?kind=polite', status=404)
     assert response.text == 'politely not found'
+
+
+def test_exception_view_that_sets_no_status_for_an_application_error_is_200(
+        app, caplog):
+    response = app.get('/folder/doc/@@fail?kind=application', status=200)
+    assert response.text == 'please correct the form'
+    [record] = error_records(caplog)  # still a server error in the log
+    assert record.exc_info[0].__name__ == 'ApplicationError'
+
+
+def test_handle_errors_false_lets_the_exception_reach_the_caller(app):
+    with pytest.raises(ApplicationError):
+        app.get('/folder/doc/@@fail?kind=application',
+                extra_environ={'wsgi.handleErrors': False})
+    with pytest.raises(RuntimeError):
+        app.get('/folder/doc/@@fail?kind=boom',
+                extra_environ={'wsgi.handleErrors': False})
+
+
+def test_handle_errors_false_keeps_errors_an_adapter_says_not_to_reraise(
+        app):
+    from zope.component import provideAdapter
+    from zope.publisher.interfaces import IRedirect
+    from zope.publisher.interfaces import IReRaiseException
+    from zope.publisher.publish import DoNotReRaiseException
+    provideAdapter(DoNotReRaiseException, (IRedirect,), IReRaiseException)
+    response = app.get('/folder/doc/@@fail?kind=redirect', status=302,
+                       extra_environ={'wsgi.handleErrors': False})
+    assert response.headers['Location'].endswith('/folder/doc/@@whoami')
 
 
 def test_method_without_a_view_is_405_with_the_allowed_methods(app):

@@ -30,3 +30,7 @@ OUTPUT_FILTERS = 'zope.pipeline.output_filters'
 VIEW_NAME = 'zope.pipeline.view'
 #: The debug flag of the error handler (tracebacks in error pages).
 DEBUG = 'zope.pipeline.debug'
+#: False asks for exceptions to reach the caller instead of an error page
+#: (zope.testbrowser's ``handleErrors = False``, the test layers'
+#: ``http(..., handle_errors=False)``), as the classic publisher did.
+HANDLE_ERRORS = 'wsgi.handleErrors'

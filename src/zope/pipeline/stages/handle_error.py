@@ -6,7 +6,9 @@ classic publisher did.  Without a view, a short page is made here.
 ``NotFound`` gives 404, ``Unauthorized`` 401 with the authentication
 utility's challenge (403 for a principal who is already authenticated),
 ``Redirect`` a redirect, bad input 400, a transient error on the last
-attempt 503 with ``Retry-After``, anything else 500.  Tracebacks of 500s
+attempt 503 with ``Retry-After``, anything else 500.  An exception view
+that sets no status gets the error's status, or 200 (as in the classic
+publisher) for an error that has none of its own, such as a ``UserError``.  Tracebacks of 500s
 go to the log (and to the error reporting utility); the page shows one only
 in debug mode.  A 503 after the last attempt is logged in one line that
 names the conflict (``errors.describe_error``: its oid and class).
@@ -18,6 +20,11 @@ loading an object or committing) is answered at once with a short 503 page
 and ``Retry-After``, logged in one line without a traceback, and not
 retried: nothing that needs the database (exception views, the site, the
 error reporting utility, which may all live in it) is used to render it.
+
+With ``wsgi.handleErrors`` False in the environ (zope.testbrowser's
+``handleErrors = False``), the exception reaches the caller instead, as
+from the classic publisher, unless an ``IReRaiseException`` adapter of
+the error says not to.
 
 An error while rendering an error gives a plain 500, never a loop.
 XML-RPC clients get a fault for every error but 401 and an unreachable
@@ -37,6 +44,7 @@ import traceback
 from transaction.interfaces import NoTransaction
 from zope.authentication.interfaces import IAuthentication
 from zope.authentication.interfaces import IUnauthenticatedPrincipal
+from zope.component import queryAdapter
 from zope.component import queryMultiAdapter
 from zope.component import queryUtility
 from zope.component.hooks import getSite
@@ -49,6 +57,7 @@ from zope.publisher.defaultview import queryDefaultViewName
 from zope.publisher.interfaces import IBadRequest
 from zope.publisher.interfaces import INotFound
 from zope.publisher.interfaces import IRedirect
+from zope.publisher.interfaces import IReRaiseException
 from zope.publisher.interfaces.http import IMethodNotAllowed
 from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 from zope.publisher.publish import mapply
@@ -86,6 +95,7 @@ environ_keys = {
     keys.RETRIES_LEFT: 'read: transient errors pass up while > 0',
     keys.CONTEXT: 'read: the object the error happened at',
     keys.TRANSACTION_MANAGER: 'read: a fresh transaction for error views',
+    keys.HANDLE_ERRORS: 'read: False lets exceptions reach the caller',
 }
 
 REASONS = {400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
@@ -122,6 +132,15 @@ def status_of(error):
         if interface.providedBy(error):
             return status
     return 500
+
+
+def reraise_to_caller(environ, error):
+    """Whether the caller asked for exceptions (``wsgi.handleErrors``
+    False) and no ``IReRaiseException`` adapter of ``error`` says no."""
+    if environ.get(keys.HANDLE_ERRORS, True):
+        return False
+    reraise = queryAdapter(error, IReRaiseException)
+    return reraise is None or bool(reraise())
 
 
 def nearest_site(context):
@@ -197,7 +216,9 @@ def render_view(environ, request, response, error):
         view = queryMultiAdapter((located, request), name=name)
         if view is None:
             return False
-        # the view may set a status of its own; else the error's stays
+        # the view may set a status of its own; else the error's stays,
+        # or, for an error without one (a 500), 200 as in the classic
+        # publisher (an application's UserError page)
         response.setResult(mapply(view, (), request))
         return True
     finally:
@@ -221,6 +242,8 @@ class HandleErrorStage:
             return self.next_app(environ, start_response)
         except Exception as error:
             if is_transient(error) and environ.get(keys.RETRIES_LEFT, 0) > 0:
+                raise
+            if reraise_to_caller(environ, error):
                 raise
             exc_info = sys.exc_info()
             try:
@@ -257,7 +280,9 @@ class HandleErrorStage:
                 return emit(environ, response, start_response, exc_info)
             if status == 401:
                 status = self.challenge(request, response)
-            response.setStatus(status)
+            if status != 500:
+                # an error with a status of its own keeps it, view or not
+                response.setStatus(status)
             if status == 503:
                 response.setHeader('Retry-After', str(self.retry_after))
             if IMethodNotAllowed.providedBy(error):
@@ -265,6 +290,7 @@ class HandleErrorStage:
                 if allow:
                     response.setHeader('Allow', ', '.join(allow))
             if not render_view(environ, request, response, error):
+                response.setStatus(status)
                 response.setHeader('Content-Type', 'text/html;charset=utf-8')
                 response.setResult(default_page(status, error, self.debug,
                                                 exc_info))
