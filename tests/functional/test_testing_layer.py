@@ -100,3 +100,19 @@ def test_classic_layers_can_be_switched_to_the_pipeline(layer):
     finally:
         testlayer.WSGIPublisherApplication = replaced
 
+
+
+def test_error_of_a_site_without_default_view_name_is_not_an_index_view(
+        layer):
+    # zope.app.wsgi's ftesting.zcml has no browser:defaultView: the
+    # 'index.html' view registered for every object is not the error's page
+    app = webtest.TestApp(layer.make_wsgi_app())
+    response = app.get('/error.html', status=500)
+    assert 'This is the index' not in response.text
+
+
+def test_handle_errors_false_through_the_layer_raises(layer):
+    app = webtest.TestApp(layer.make_wsgi_app(),
+                          extra_environ={'wsgi.handleErrors': False})
+    with pytest.raises(ZeroDivisionError):
+        app.get('/error.html')

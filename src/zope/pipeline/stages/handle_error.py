@@ -212,8 +212,11 @@ def render_view(environ, request, response, error):
         fresh_transaction(manager)
     try:
         located = LocationProxy(error, context, 'error')
-        name = queryDefaultViewName(located, request) or 'index.html'
-        view = queryMultiAdapter((located, request), name=name)
+        # the classic publisher's lookup: the default view name of the
+        # error (configure.zcml makes it index.html), none without one
+        name = queryDefaultViewName(located, request)
+        view = None if name is None else queryMultiAdapter(
+            (located, request), name=name)
         if view is None:
             return False
         # the view may set a status of its own; else the error's stays,
