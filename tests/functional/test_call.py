@@ -215,3 +215,24 @@ def test_view_name_of_an_object_without_context_is_its_class():
         pass
 
     assert view_name(Published()) == 'Published'
+
+
+def test_view_name_of_a_page_template_bound_to_its_view_is_the_view():
+    # zope.browserpage's BoundPageTemplate (what a view's `index =
+    # ViewPageTemplateFile(...)` gives) has no __name__; zope.formlib and
+    # z3c.form publish such templates
+    from zope.browserpage.viewpagetemplatefile import BoundPageTemplate
+
+    from zope.pipeline.stages.call import view_name
+
+    class Folder:
+        pass
+
+    class ContentsView:
+        __name__ = 'contents.html'
+
+        def __init__(self, context):
+            self.context = context
+
+    template = BoundPageTemplate(lambda view: 'page', ContentsView(Folder()))
+    assert view_name(template) == 'Folder:contents.html'

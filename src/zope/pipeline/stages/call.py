@@ -160,9 +160,13 @@ def view_name(ob):
     owner = getattr(ob, '__self__', None)
     if owner is not None and callable(ob):
         name = view_name(owner)
-        if getattr(owner, '__page_attribute__', None) == ob.__name__:
+        method = getattr(ob, '__name__', None)
+        # a template bound to its view (zope.browserpage's
+        # BoundPageTemplate) has no name: it is the view's page
+        if not isinstance(method, str) or \
+                getattr(owner, '__page_attribute__', None) == method:
             return name
-        return '%s.%s' % (name, ob.__name__)
+        return '%s.%s' % (name, method)
     context = getattr(ob, 'context', None)
     if context is None:
         return type(ob).__name__
