@@ -8,6 +8,8 @@ import xmlrpc.client
 import pytest
 import zope.error.error
 from zope.component.hooks import getSite
+from zope.interface import Interface
+from zope.interface import implementedBy
 
 from . import inner
 from .inner.views import ApplicationError
@@ -256,6 +258,33 @@ def test_xmlrpc_server_error_is_an_xmlrpc_fault(app):
         xmlrpc.client.loads(response.body)
     assert 'failing over XML-RPC' in caught.value.faultString
     assert getSite() is None
+
+
+def test_xmlrpc_error_with_an_exception_view_for_xmlrpc_gets_the_view(app):
+    # the classic publisher renders exception views for XML-RPC requests
+    # too (zope.app.publisher's README: a view that asks for credentials)
+    from zope.component import getGlobalSiteManager
+    from zope.publisher.interfaces import IDefaultViewName
+    from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
+
+    class ChallengingView:
+        def __init__(self, context, request):
+            self.request = request
+
+        def __call__(self):
+            self.request.unauthorized('basic realm="Zope"')
+            return ''
+
+    registry = getGlobalSiteManager()
+    registry.registerAdapter(ChallengingView, (RuntimeError, IXMLRPCRequest),
+                             Interface, 'index.html')
+    registry.adapters.register(
+        [implementedBy(RuntimeError), IXMLRPCRequest], IDefaultViewName, '',
+        'index.html')
+    body = xmlrpc.client.dumps((1, 2), 'failing')
+    response = app.post('/folder/doc', body,
+                        headers={'Content-Type': 'text/xml'}, status=401)
+    assert response.headers['WWW-Authenticate'] == 'basic realm="Zope"'
 
 
 def test_xmlrpc_method_not_found_is_an_xmlrpc_fault_too(app):

@@ -28,7 +28,8 @@ the error says not to.
 
 An error while rendering an error gives a plain 500, never a loop.
 XML-RPC clients get a fault for every error but 401 and an unreachable
-database (they understand faults, not pages).
+database (they understand faults, not pages), unless the error has an
+exception view for XML-RPC requests (as in the classic publisher).
 
 The error is rendered in a security interaction of its own (the
 authenticate stage has ended the request's), in a fresh transaction that
@@ -274,8 +275,10 @@ class HandleErrorStage:
             self.report(environ, request, status, error, exc_info)
             response.reset()
             if IXMLRPCRequest.providedBy(request) and status != 401:
-                # XML-RPC clients understand faults, not error pages
-                response.handleException(exc_info)
+                # XML-RPC clients understand faults, not error pages: an
+                # exception view for XML-RPC requests, else a fault
+                if not render_view(environ, request, response, error):
+                    response.handleException(exc_info)
                 return emit(environ, response, start_response, exc_info)
             if IRedirect.providedBy(error):
                 response.redirect(error.getLocation(),
