@@ -208,6 +208,34 @@ def test_view_returning_the_response_keeps_what_it_set(clean_zope):
     assert body_of(request.response) == [b'set by the view']
 
 
+def test_redirecting_view_returning_an_empty_string_is_text_utf8(clean_zope):
+    # the classic publisher's headers for `response.redirect(...); return ''`
+    from zope.publisher.browser import TestRequest
+
+    from zope.pipeline.stages.call import set_result
+
+    request = TestRequest()
+    request.response.redirect('http://127.0.0.1/elsewhere')
+    set_result({}, request.response, '')
+    assert request.response.getStatus() == 302
+    assert request.response.getHeader('Content-Type') == \
+        'text/plain;charset=utf-8'
+
+
+def test_empty_string_from_a_view_of_a_binary_type_is_an_empty_body(
+        clean_zope):
+    from zope.publisher.browser import TestRequest
+
+    from zope.pipeline.stages.call import body_of
+    from zope.pipeline.stages.call import set_result
+
+    request = TestRequest()
+    request.response.setHeader('Content-Type', 'image/png')
+    set_result({}, request.response, '')
+    assert body_of(request.response) == [b'']
+    assert request.response.getHeader('Content-Type') == 'image/png'
+
+
 def test_view_name_of_an_object_without_context_is_its_class():
     from zope.pipeline.stages.call import view_name
 
