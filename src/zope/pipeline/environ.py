@@ -15,6 +15,8 @@ CONNECTION = 'zope.pipeline.connection'
 TRANSACTION_MANAGER = 'zope.pipeline.transaction_manager'
 #: A callable returning the root application object (unproxied).
 ROOT = 'zope.pipeline.root'
+#: Its name in the ZODB root mapping (``open_root.root_name``).
+ROOT_NAME = 'zope.pipeline.root_name'
 #: Callables run once for each object traversal reaches: hook(request, ob).
 TRAVERSAL_HOOKS = 'zope.pipeline.traversal_hooks'
 #: The last object traversal reached (the context of errors).

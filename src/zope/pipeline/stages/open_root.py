@@ -85,6 +85,7 @@ environ_keys = {
     keys.CONNECTION: 'written: the ZODB connection of this request',
     keys.TRANSACTION_MANAGER: 'written: its explicit transaction manager',
     keys.ROOT: 'written: callable returning the root application',
+    keys.ROOT_NAME: 'written: its name in the ZODB root mapping',
 }
 
 
@@ -127,6 +128,7 @@ class OpenRootStage:
         connection = self.database.get().open(transaction_manager=manager)
         environ[keys.CONNECTION] = connection
         environ[keys.TRANSACTION_MANAGER] = manager
+        environ[keys.ROOT_NAME] = self.root_name
         environ[keys.ROOT] = functools.partial(root_of, connection,
                                                self.root_name)
         previous = bind_to_thread(manager)
