@@ -82,3 +82,10 @@ class StreamTitle:
         self.request.response.setHeader('Content-Type',
                                         'text/html;charset=utf-8')
         return ProtectedStream(self.context)
+
+
+class ExplodeWithInput(Explode):
+    """Fail with an error whose message quotes the client's input."""
+
+    def __call__(self):
+        raise RuntimeError('cannot handle %s' % self.request.get('what'))

@@ -1,6 +1,11 @@
 """client_text: what a client sent, quoted in one safe log line."""
 
+import sys
+
 from zope.pipeline.logtext import client_text
+from zope.pipeline.logtext import ESCAPE_TRACEBACKS
+from zope.pipeline.logtext import logger_for
+from zope.pipeline.logtext import traceback_text
 
 
 def test_newline_in_path_cannot_forge_a_log_line():
@@ -34,3 +39,60 @@ def test_bytes_are_read_as_latin_1():
 
 def test_long_text_is_cut():
     assert client_text('x' * 50, limit=10) == 'x' * 10 + '...'
+
+
+def raise_with(message):
+    try:
+        raise ValueError(message)
+    except ValueError:
+        return sys.exc_info()
+
+
+def test_traceback_keeps_the_stack_and_escapes_the_message():
+    text = traceback_text(raise_with('bad\nERROR forged line'))
+    lines = text.splitlines()
+    assert lines[0] == 'Traceback (most recent call last):'
+    assert 'raise_with' in text
+    assert lines[-1] == 'ValueError: bad\\x0aERROR forged line'
+
+
+def test_traceback_of_a_chained_error_shows_both():
+    try:
+        try:
+            raise KeyError('inner\r\n')
+        except KeyError as inner:
+            raise RuntimeError('outer') from inner
+    except RuntimeError:
+        text = traceback_text(sys.exc_info())
+    assert "KeyError: 'inner\\\\r\\\\n'" in text
+    assert 'direct cause' in text
+    assert text.endswith('RuntimeError: outer')
+
+
+def test_traceback_of_an_error_raised_while_handling_another():
+    try:
+        try:
+            raise KeyError('first')
+        except KeyError:
+            raise RuntimeError('second')
+    except RuntimeError:
+        text = traceback_text(sys.exc_info())
+    assert 'During handling of the above exception' in text
+
+
+def test_traceback_of_an_error_without_a_stack():
+    text = traceback_text((ValueError, ValueError('x\ny'), None))
+    assert text == 'ValueError: x\\x0ay'
+
+
+def test_logger_for_escapes_the_traceback_and_keeps_exc_info(caplog):
+    logger = logger_for('zope.pipeline.test-logtext')
+    assert logger_for('zope.pipeline.test-logtext').filters.count(
+        ESCAPE_TRACEBACKS) == 1
+    try:
+        raise ValueError('x\nFORGED line')
+    except ValueError:
+        logger.exception('failed')
+    record = caplog.records[-1]
+    assert record.exc_info[0] is ValueError
+    assert caplog.text.splitlines()[-1] == 'ValueError: x\\x0aFORGED line'

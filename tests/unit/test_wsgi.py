@@ -233,7 +233,8 @@ def test_plain_response_sends_utf8_text_with_its_length():
     assert body == ['Nö'.encode('utf-8')]
     assert server.calls == [('404 Not Found', [
         ('Content-Type', 'text/plain; charset=utf-8'),
-        ('Content-Length', '3'), ('X-Extra', 'yes')])]
+        ('Content-Length', '3'), ('X-Content-Type-Options', 'nosniff'),
+        ('X-Extra', 'yes')])]
 
 
 def test_plain_response_passes_exc_info_on():

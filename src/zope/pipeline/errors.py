@@ -7,6 +7,8 @@ from zope.publisher.interfaces import BadRequest
 from zope.publisher.interfaces import IBadRequest
 from zope.publisher.interfaces import Retry
 
+from zope.pipeline.logtext import client_text
+
 try:  # pragma: no cover - RelStorage is a dependency, but stay importable
     from relstorage.adapters.interfaces import ReplicaClosedException
     from relstorage.adapters.interfaces import \
@@ -101,7 +103,8 @@ def log_unavailable(logger, method, path, error):
     """Log, in one line without a traceback, that a request was answered
     503 because the database cannot be reached."""
     logger.error('%s %s: the database is unavailable (%s); answered 503',
-                 method, path, describe_error(error))
+                 client_text(method), client_text(path),
+                 describe_error(error))
 
 
 def describe_error(error):

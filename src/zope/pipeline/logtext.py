@@ -3,11 +3,20 @@
 Every log line that quotes something a client sent (the path, the method,
 a header, a login) passes it through :func:`client_text`, so a ``%0A`` in a
 URL cannot forge a second log line and a terminal escape cannot reach the
-administrator's terminal.
+administrator's terminal.  A traceback is logged as :func:`traceback_text`
+makes it: the server's own stack as Python prints it, and each exception's
+message (which may quote the client) escaped onto one line; loggers made
+by :func:`logger_for` do that for every record that carries ``exc_info``
+(which stays on the record for handlers that want the exception).
 """
+
+import logging
+import traceback
 
 #: Longest client text quoted in one log line; the rest is cut.
 MAX_LENGTH = 1000
+#: Longest exception message in a logged traceback.
+MAX_MESSAGE_LENGTH = 4000
 
 
 def _escape_table():
@@ -35,3 +44,48 @@ def client_text(value, limit=MAX_LENGTH):
     if len(text) > limit:
         return text[:limit].translate(ESCAPES) + '...'
     return text.translate(ESCAPES)
+
+
+def traceback_text(exc_info):
+    """Format ``exc_info`` as Python does (chained exceptions included),
+    with each exception's message escaped onto one line."""
+    error = traceback.TracebackException(*exc_info)
+    return ''.join(_traceback_parts(error)).rstrip('\n')
+
+
+def _traceback_parts(error):
+    if error.__cause__ is not None:
+        yield from _traceback_parts(error.__cause__)
+        yield ('\nThe above exception was the direct cause of the '
+               'following exception:\n\n')
+    elif error.__context__ is not None and not error.__suppress_context__:
+        yield from _traceback_parts(error.__context__)
+        yield ('\nDuring handling of the above exception, another '
+               'exception occurred:\n\n')
+    if error.stack:
+        yield 'Traceback (most recent call last):\n'
+        yield from error.stack.format()
+    message = ''.join(error.format_exception_only()).rstrip('\n')
+    yield client_text(message, MAX_MESSAGE_LENGTH) + '\n'
+
+
+class EscapeTracebacks(logging.Filter):
+    """Give each record with ``exc_info`` its traceback as
+    :func:`traceback_text` formats it (``logging.Formatter`` prints a
+    record's ``exc_text`` instead of formatting ``exc_info`` again)."""
+
+    def filter(self, record):
+        if record.exc_info and not record.exc_text:
+            record.exc_text = traceback_text(record.exc_info)
+        return True
+
+
+ESCAPE_TRACEBACKS = EscapeTracebacks()
+
+
+def logger_for(name):
+    """``logging.getLogger(name)``, whose tracebacks are escaped."""
+    logger = logging.getLogger(name)
+    if ESCAPE_TRACEBACKS not in logger.filters:
+        logger.addFilter(ESCAPE_TRACEBACKS)
+    return logger

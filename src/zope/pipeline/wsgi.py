@@ -145,11 +145,16 @@ def _chain(chunks, rest):
     yield from rest
 
 
+#: Browsers must not guess another type for an error page or other short
+#: answers the publisher makes itself.
+NOSNIFF = ('X-Content-Type-Options', 'nosniff')
+
+
 def plain_response(start_response, status, text, headers=(), exc_info=None):
     """Send a short text/plain response; return its body."""
     body = text.encode('utf-8')
     headers = [('Content-Type', 'text/plain; charset=utf-8'),
-               ('Content-Length', str(len(body)))] + list(headers)
+               ('Content-Length', str(len(body))), NOSNIFF] + list(headers)
     if exc_info is None:
         start_response(status, headers)
     else:

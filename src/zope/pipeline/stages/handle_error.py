@@ -38,7 +38,6 @@ is aborted afterwards.
 
 import contextlib
 import html
-import logging
 import sys
 import traceback
 
@@ -77,11 +76,14 @@ from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
 from zope.pipeline.errors import log_unavailable
+from zope.pipeline.logtext import client_text
+from zope.pipeline.logtext import logger_for
 from zope.pipeline.scene import authenticate_globally
 from zope.pipeline.scene import end_interaction
+from zope.pipeline.wsgi import NOSNIFF
 from zope.pipeline.wsgi import plain_response
 
-logger = logging.getLogger('zope.pipeline.error')
+logger = logger_for('zope.pipeline.error')
 
 
 class IHandleErrorSettings(Interface):
@@ -257,7 +259,7 @@ class HandleErrorStage:
                 return self.render(environ, start_response, error, exc_info)
             except Exception:
                 logger.exception('Error while rendering the error for %s',
-                                 environ.get('PATH_INFO'))
+                                 client_text(environ.get('PATH_INFO')))
                 return plain_response(start_response,
                                       '500 Internal Server Error',
                                       'Internal Server Error', (), exc_info)
@@ -274,6 +276,7 @@ class HandleErrorStage:
         with error_scene(environ.get(keys.CONTEXT), request):
             self.report(environ, request, status, error, exc_info)
             response.reset()
+            response.setHeader(*NOSNIFF)
             if IXMLRPCRequest.providedBy(request) and status != 401:
                 # XML-RPC clients understand faults, not error pages: an
                 # exception view for XML-RPC requests, else a fault
@@ -310,6 +313,7 @@ class HandleErrorStage:
                         environ.get('PATH_INFO'), error)
         response = environ[keys.REQUEST_KEY].response
         response.reset()
+        response.setHeader(*NOSNIFF)
         response.setStatus(503)
         response.setHeader('Retry-After', str(self.retry_after))
         response.setHeader('Content-Type', 'text/html;charset=utf-8')
@@ -337,13 +341,15 @@ class HandleErrorStage:
                 # one line names what conflicted; a traceback would only
                 # show where the commit happened.
                 logger.error('%s %s failed on attempt %d: %s; answered 503',
-                             environ.get('REQUEST_METHOD'),
-                             environ.get('PATH_INFO'),
+                             client_text(environ.get('REQUEST_METHOD')),
+                             client_text(environ.get('PATH_INFO')),
                              environ.get(keys.ATTEMPT, 1),
-                             describe_error(error))
+                             client_text(describe_error(error)))
             else:
-                logger.error('%s %s failed', environ.get('REQUEST_METHOD'),
-                             environ.get('PATH_INFO'), exc_info=exc_info)
+                logger.error('%s %s failed',
+                             client_text(environ.get('REQUEST_METHOD')),
+                             client_text(environ.get('PATH_INFO')),
+                             exc_info=exc_info)
             utility = queryUtility(IErrorReportingUtility)
             if utility is not None:
                 try:
@@ -351,6 +357,7 @@ class HandleErrorStage:
                 except Exception:  # the report must not hide the error
                     logger.exception('The error reporting utility failed')
         else:
-            logger.debug('%s %s: %d (%s)', environ.get('REQUEST_METHOD'),
-                         environ.get('PATH_INFO'), status,
+            logger.debug('%s %s: %d (%s)',
+                         client_text(environ.get('REQUEST_METHOD')),
+                         client_text(environ.get('PATH_INFO')), status,
                          exc_info[0].__name__)

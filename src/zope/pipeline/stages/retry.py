@@ -17,7 +17,6 @@ sees itself; what reaches this stage failed before it, in open_root
 """
 
 import io
-import logging
 import random
 import re
 import tempfile
@@ -36,11 +35,13 @@ from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
 from zope.pipeline.errors import log_unavailable
 from zope.pipeline.interfaces import IBeforeRetry
+from zope.pipeline.logtext import client_text
+from zope.pipeline.logtext import logger_for
 from zope.pipeline.wsgi import ClosingIterator
 from zope.pipeline.wsgi import DeferredStart
 from zope.pipeline.wsgi import plain_response
 
-logger = logging.getLogger('zope.pipeline.retry')
+logger = logger_for('zope.pipeline.retry')
 
 
 class IRetrySettings(Interface):
@@ -80,9 +81,6 @@ CHUNK = 65536
 #: A Content-Length this stage believes: decimal digits, at most 10**18.
 LENGTH_RE = re.compile(r'^[0-9]{1,18}$')
 DIGITS_RE = re.compile(r'^[0-9]+$')
-
-#: What an error log line shows of a path, at most.
-LOGGED_PATH_LENGTH = 200
 
 
 @implementer(IBeforeRetry)
@@ -203,12 +201,6 @@ def declared_length(environ):
     return 0
 
 
-def loggable(text):
-    """``text`` on one line of a log, shortened, control characters
-    escaped (a path is the client's to choose)."""
-    return text[:LOGGED_PATH_LENGTH].encode('unicode_escape').decode('ascii')
-
-
 class RetryStage:
     """Buffer the body; re-run transient failures with a jittered backoff."""
 
@@ -277,8 +269,9 @@ class RetryStage:
             return plain_response(start_response, '400 Bad Request',
                                   str(error))
         except UnreadableBody as error:
-            logger.warning('%s %s: %s (%s)', environ.get('REQUEST_METHOD'),
-                           loggable(environ.get('PATH_INFO', '')), error,
+            logger.warning('%s %s: %s (%s)',
+                           client_text(environ.get('REQUEST_METHOD')),
+                           client_text(environ.get('PATH_INFO')), error,
                            describe_error(error.__cause__))
             return plain_response(start_response, '400 Bad Request',
                                   str(error))
@@ -324,8 +317,8 @@ class RetryStage:
 
     def before_retry(self, environ, error, attempt):
         logger.info('Retrying %s %s: attempt %d of %d failed with %s',
-                    environ.get('REQUEST_METHOD'),
-                    loggable(environ.get('PATH_INFO', '')), attempt,
+                    client_text(environ.get('REQUEST_METHOD')),
+                    client_text(environ.get('PATH_INFO')), attempt,
                     self.attempts, describe_error(error))
         zope.event.notify(BeforeRetry(environ, error, attempt))
         delay = min(self.backoff_cap, self.backoff * (2 ** (attempt - 1)))
@@ -336,8 +329,8 @@ class RetryStage:
         """The last attempt failed transiently: log it, answer 503."""
         environ[keys.ATTEMPT] = attempt
         logger.error('Giving up on %s %s after %d attempts: %s',
-                     environ.get('REQUEST_METHOD'),
-                     loggable(environ.get('PATH_INFO', '')), attempt,
+                     client_text(environ.get('REQUEST_METHOD')),
+                     client_text(environ.get('PATH_INFO')), attempt,
                      describe_error(error))
         return plain_response(
             start_response, '503 Service Unavailable',
@@ -348,7 +341,7 @@ class RetryStage:
         """The database cannot be reached: log one line, answer 503."""
         environ[keys.ATTEMPT] = attempt
         log_unavailable(logger, environ.get('REQUEST_METHOD'),
-                        loggable(environ.get('PATH_INFO', '')), error)
+                        environ.get('PATH_INFO'), error)
         return plain_response(
             start_response, '503 Service Unavailable', UNAVAILABLE_MESSAGE,
             [('Retry-After', str(self.retry_after))])
