@@ -48,13 +48,40 @@ def test_local_exception_view_is_not_used_outside_its_site(app):
     assert getSite() is None
 
 
-def test_error_raised_inside_the_error_view_gives_a_plain_500(app, caplog):
+def test_error_raised_inside_the_error_view_gives_the_error_page_instead(
+        app, caplog):
+    # as the classic publisher: a failing exception view is logged and the
+    # error is answered as if it had no view
     response = app.get('/folder/doc/@@fail?kind=broken', status=500)
-    assert response.content_type == 'text/plain'
-    assert response.text == 'Internal Server Error'
+    assert '500 Internal Server Error' in response.text
+    assert 'the error view is broken too' not in response.text
     messages = [record.getMessage() for record in error_records(caplog)]
-    assert 'Error while rendering the error for /folder/doc/@@fail' in \
-        messages
+    assert 'Error while rendering the error view for /folder/doc/@@fail' \
+        in messages
+
+
+def test_failing_exception_view_of_unauthorized_still_challenges(
+        app, caplog):
+    # zope.app.http's PUT by an anonymous user: its Unauthorized view
+    # fails, the classic publisher answered 401 with the challenge anyway
+    from zope.component import getGlobalSiteManager
+    from zope.component import provideAdapter
+    from zope.publisher.interfaces import IDefaultViewName
+    from zope.publisher.interfaces.browser import IBrowserRequest
+    from zope.security.interfaces import IUnauthorized
+
+    def broken_view(error, request):
+        raise ValueError('broken')
+
+    provideAdapter(broken_view, (IUnauthorized, IBrowserRequest), Interface,
+                   'index.html')
+    getGlobalSiteManager().adapters.register(
+        [IUnauthorized, IBrowserRequest], IDefaultViewName, '', 'index.html')
+    response = app.get('/folder/doc/@@secret', status=401)
+    assert response.headers['WWW-Authenticate'].startswith('basic realm=')
+    messages = [record.getMessage() for record in caplog.records]
+    assert 'Error while rendering the error view for /folder/doc/@@secret' \
+        in messages
 
 
 # -- status codes

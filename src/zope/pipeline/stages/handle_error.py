@@ -287,23 +287,44 @@ class HandleErrorStage:
                 response.redirect(error.getLocation(),
                                   trusted=error.getTrusted())
                 return emit(environ, response, start_response, exc_info)
-            if status == 401:
-                status = self.challenge(request, response)
-            if status != 500:
-                # an error with a status of its own keeps it, view or not
-                response.setStatus(status)
-            if status == 503:
-                response.setHeader('Retry-After', str(self.retry_after))
-            if IMethodNotAllowed.providedBy(error):
-                allow = getattr(error, 'allow', None)
-                if allow:
-                    response.setHeader('Allow', ', '.join(allow))
-            if not render_view(environ, request, response, error):
+            if not self.view_rendered(environ, request, response, error,
+                                      status):
+                response.reset()
+                response.setHeader(*NOSNIFF)
+                status = self.prepare(request, response, error, status)
                 response.setStatus(status)
                 response.setHeader('Content-Type', 'text/html;charset=utf-8')
                 response.setResult(default_page(status, error, self.debug,
                                                 exc_info))
             return emit(environ, response, start_response, exc_info)
+
+    def prepare(self, request, response, error, status):
+        """Status and headers the error brings whoever renders it (the
+        challenge of a 401, Retry-After, Allow); return the status."""
+        if status == 401:
+            status = self.challenge(request, response)
+        if status != 500:
+            # an error with a status of its own keeps it, view or not
+            response.setStatus(status)
+        if status == 503:
+            response.setHeader('Retry-After', str(self.retry_after))
+        if IMethodNotAllowed.providedBy(error):
+            allow = getattr(error, 'allow', None)
+            if allow:
+                response.setHeader('Allow', ', '.join(allow))
+        return status
+
+    def view_rendered(self, environ, request, response, error, status):
+        """Render the error's exception view; False without one, or when
+        the view fails (logged): the error's own page is shown instead, as
+        the classic publisher did."""
+        self.prepare(request, response, error, status)
+        try:
+            return render_view(environ, request, response, error)
+        except Exception:
+            logger.exception('Error while rendering the error view for %s',
+                             client_text(environ.get('PATH_INFO')))
+            return False
 
     def unavailable(self, environ, start_response, error, exc_info):
         """503 with Retry-After: the database cannot be reached.  One log
