@@ -50,9 +50,10 @@ def test_get_application_is_the_root_of_the_request_proxied(app, published):
     root = publication.db.open().root()['Application']
     environ = {'zope.pipeline.root': lambda: root}
     fresh = Publication([], environ, 'context')
-    newInteraction(TestRequest())
+    request = TestRequest()
+    newInteraction(request)
     try:
-        application = fresh.getApplication(None)
+        application = fresh.getApplication(request)
         assert removeSecurityProxy(application) is root
         assert application is not root
         assert proxied_isinstance(application, type(root))
@@ -85,3 +86,28 @@ def test_call_object_applies_the_form_like_the_classic_publication():
     publication = Publication([], {}, 'context')
     assert publication.callObject(
         request, lambda name: 'hello ' + name) == 'hello world'
+
+
+def test_path_through_etc_process_starts_at_the_application_controller(
+        clean_zope):
+    # the classic publisher's getApplication: ++etc++process is reached
+    # from the application controller (not a site), not from the ZODB root
+    from zope.component import provideUtility
+    from zope.publisher.browser import TestRequest
+    from zope.traversing.interfaces import IEtcNamespace
+
+    class Controller:
+        pass
+
+    class Process:
+        __parent__ = Controller()
+
+    provideUtility(Process(), IEtcNamespace, 'process')
+    request = TestRequest(PATH_INFO='/++etc++process/@@index.html')
+    request.setTraversalStack(['@@index.html', '++etc++process'])
+    publication = Publication([], {'zope.pipeline.root': object}, 'context')
+    application = publication.getApplication(request)
+    assert removeSecurityProxy(application) is Process.__parent__
+    request.setTraversalStack(['@@index.html'])
+    assert type(removeSecurityProxy(
+        publication.getApplication(request))) is object

@@ -16,16 +16,20 @@ steps the stages perform (``beforeTraversal``, ``afterTraversal``,
 zope.app.publication is not imported.
 """
 
+from zope.component import queryUtility
 from zope.interface import implementer
 from zope.publisher.interfaces import IPublication
 from zope.publisher.publish import mapply
 from zope.security.checker import ProxyFactory
+from zope.traversing.interfaces import IEtcNamespace
 
 from zope.pipeline import environ as keys
 from zope.pipeline.traversers import Traversal
 
 #: The classic publication's name of the root application.
 DEFAULT_ROOT_NAME = 'Application'
+#: A path through it starts from the application controller, not the ZODB.
+PROCESS_NAMESPACE = '++etc++process'
 
 
 @implementer(IPublication)
@@ -49,7 +53,13 @@ class Publication(Traversal):
         return ProxyFactory(ob)
 
     def getApplication(self, request):
-        """This request's root application, security proxied."""
+        """This request's root application, security proxied; for a path
+        through ``++etc++process``, the parent of the process namespace
+        (the application controller), as in the classic publisher."""
+        if PROCESS_NAMESPACE in request.getTraversalStack():
+            process = queryUtility(IEtcNamespace, 'process')
+            if process is not None:
+                return ProxyFactory(process.__parent__)
         return ProxyFactory(self.environ[keys.ROOT]())
 
     def callObject(self, request, ob):

@@ -19,7 +19,6 @@ has emptied the list).
 from zope.interface import Interface
 from zope.publisher.interfaces import NotFound
 from zope.publisher.interfaces.browser import IBrowserRequest
-from zope.security.checker import ProxyFactory
 
 from zope.pipeline import environ as keys
 from zope.pipeline.publication import Publication
@@ -93,7 +92,7 @@ class TraverseStage:
         traversal = Publication(environ.get(keys.TRAVERSAL_HOOKS, ()),
                                 environ, keys.CONTEXT)
         request.setPublication(traversal)
-        root = ProxyFactory(environ[keys.ROOT]())
+        root = traversal.getApplication(request)
         environ[keys.CONTEXT] = root
         resolve_dot_segments(request, root)
         method_page = has_method_suffix(request) and \
