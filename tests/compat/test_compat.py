@@ -48,6 +48,8 @@ SUITES = (
     'zope.app.applicationcontrol',
     'zope.app.generations',
     'zope.app.rotterdam',
+    'zope.app.catalog',
+    'zope.app.onlinehelp',
 )
 
 #: A suite that takes longer than this has hung.

@@ -264,3 +264,14 @@ def test_view_name_of_a_page_template_bound_to_its_view_is_the_view():
 
     template = BoundPageTemplate(lambda view: 'page', ContentsView(Folder()))
     assert view_name(template) == 'Folder:contents.html'
+
+
+def test_text_from_a_view_of_a_binary_type_is_still_refused(clean_zope):
+    from zope.publisher.browser import TestRequest
+
+    from zope.pipeline.stages.call import set_result
+
+    request = TestRequest()
+    request.response.setHeader('Content-Type', 'image/png')
+    with pytest.raises(ValueError):
+        set_result({}, request.response, 'not an image')
