@@ -116,3 +116,13 @@ def test_handle_errors_false_through_the_layer_raises(layer):
                           extra_environ={'wsgi.handleErrors': False})
     with pytest.raises(ZeroDivisionError):
         app.get('/error.html')
+
+
+def test_application_takes_the_classic_arguments(layer):
+    from zope.app.publication.httpfactory import \
+        HTTPPublicationRequestFactory
+    app = testing.PipelineApplication(layer.db, HTTPPublicationRequestFactory,
+                                      False)
+    assert app.handle_errors is False
+    with pytest.raises(TypeError, match='pipeline:requestFactory'):
+        testing.PipelineApplication(layer.db, object)

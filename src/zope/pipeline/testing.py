@@ -42,11 +42,31 @@ def settings_with_database(db, settings=None):
     return merged
 
 
+#: The request factory the classic application used by default.
+CLASSIC_DEFAULT_FACTORY = 'HTTPPublicationRequestFactory'
+
+
+def check_request_factory(factory):
+    """Refuse a request factory other than the classic default: the
+    pipeline would silently not use it."""
+    if factory is None or getattr(factory, '__name__', None) == \
+            CLASSIC_DEFAULT_FACTORY:
+        return
+    raise TypeError(
+        'PipelineApplication cannot use the request factory %r: zope.pipeline '
+        'chooses request types with pipeline:requestFactory registrations '
+        '(see pipeline.zcml)' % (factory,))
+
+
 class PipelineApplication:
     """What ``zope.app.wsgi.WSGIPublisherApplication(db)`` is, through
     zope.pipeline: a WSGI application publishing from the open ZODB ``db``
     with the configuration already loaded in this process.
 
+    ``factory`` is there for the classic signature ``(db, factory,
+    handle_errors)``: request types come from ``pipeline:requestFactory``
+    registrations, so only zope.app.publication's default
+    ``HTTPPublicationRequestFactory`` (or None) is accepted.
     ``handle_errors`` is the default of ``wsgi.handleErrors`` (False lets
     exceptions reach the caller, as the classic publisher did).
     ``settings`` are stage settings (``{'handle_error': {'debug':
@@ -54,8 +74,9 @@ class PipelineApplication:
     Bodies are read and closed here (see the module docstring).
     """
 
-    def __init__(self, db=None, handle_errors=True, settings=None,
-                 pipeline_zcml=PIPELINE_ZCML):
+    def __init__(self, db=None, factory=None, handle_errors=True,
+                 settings=None, pipeline_zcml=PIPELINE_ZCML):
+        check_request_factory(factory)
         self.db = db
         self.handle_errors = handle_errors
         self.publisher = make_publisher_for_loaded_site(
