@@ -102,10 +102,13 @@ def test_path_through_etc_process_starts_at_the_application_controller(
     class Process:
         __parent__ = Controller()
 
-    provideUtility(Process(), IEtcNamespace, 'process')
     request = TestRequest(PATH_INFO='/++etc++process/@@index.html')
     request.setTraversalStack(['@@index.html', '++etc++process'])
     publication = Publication([], {'zope.pipeline.root': object}, 'context')
+    # without the process namespace (zope.app.applicationcontrol), the root
+    assert type(removeSecurityProxy(
+        publication.getApplication(request))) is object
+    provideUtility(Process(), IEtcNamespace, 'process')
     application = publication.getApplication(request)
     assert removeSecurityProxy(application) is Process.__parent__
     request.setTraversalStack(['@@index.html'])
