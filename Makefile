@@ -2,8 +2,12 @@
 #
 #   make serve     serve the sample site (mod_wsgi-express, daemon mode)
 #   make test      run the whole test suite with branch coverage
+#   make unit      the fast unit layer (tests/unit) only
+#   make docs      the Sphinx documentation, warnings as errors
 #   make buildout  the same software through zc.buildout: bin/zope-pipeline,
 #                  bin/test
+#   make reliability  run the reliability tests and publish their figures
+#                  in docs/reliability.md
 #
 # Both `serve` and `test` first make sure everything is installed: the apt
 # packages (when run as root on Debian), the virtualenv in .venv and the
@@ -19,7 +23,7 @@ PYTHON ?= python3
 VENV := .venv
 VENV_PYTHON := $(VENV)/bin/python
 # compat: the zope.app.* suites of tests/compat (about 50 small packages).
-EXTRAS := test,mysql,modwsgi,compat
+EXTRAS := test,mysql,modwsgi,docs,compat
 # Rebuilt when these change: the package's dependencies and this file.
 STAMP := $(VENV)/.zope-pipeline-installed
 
@@ -53,13 +57,25 @@ SERVE_ARGS ?= --mod-wsgi --processes 2
 BUILDOUT_HOME := .buildout
 BUILDOUT_VENV := $(BUILDOUT_HOME)/venv
 
-.PHONY: www-data-access help serve test setup apt-packages check-python coverage-summary \
+# The integration tests that measure reliability figures; `make test` writes
+# them to test-artifacts/reliability.md, `make reliability` publishes them.
+RELIABILITY_TESTS := tests/integration/test_conflict_storm.py \
+	tests/integration/test_db_outage.py tests/integration/test_memory.py \
+	tests/integration/test_restart_under_load.py \
+	tests/integration/test_slow_requests.py \
+	tests/integration/test_two_servers.py
+RELIABILITY_REPORT := test-artifacts/reliability.md
+
+.PHONY: docs unit reliability www-data-access help serve test setup apt-packages check-python coverage-summary \
 	buildout clean
 
 help:
 	@echo 'make serve     serve the sample site (mod_wsgi-express, 2 daemon processes)'
 	@echo 'make test      run the whole test suite with branch coverage'
+	@echo 'make unit      run the fast unit layer (tests/unit) only'
+	@echo 'make docs      build the documentation (docs/_build/html)'
 	@echo 'make buildout  build bin/zope-pipeline and bin/test with zc.buildout'
+	@echo 'make reliability  run the reliability tests, publish docs/reliability.md'
 	@echo 'make clean     remove .venv, .buildout and the buildout output (not var/)'
 
 # -- the two commands
@@ -84,6 +100,23 @@ test: setup
 	    echo "FAILED: $$failed of $$tests tests failed or had errors (pytest exit code $$status)."; \
 	fi; \
 	exit $$status
+
+# The documentation, warnings as errors; the chains it shows are generated
+# by show-pipeline while it builds.
+docs: setup
+	rm -rf docs/_build
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	@echo 'Documentation: docs/_build/html/index.html'
+
+# The fast layer: tests/unit, no servers, no coverage; well under 30 s.
+unit: setup
+	$(VENV_PYTHON) -m pytest tests/unit -q -p no:cacheprovider $(PYTEST_ARGS)
+
+reliability: setup
+	@mkdir -p $(dir $(RELIABILITY_REPORT)); rm -f $(RELIABILITY_REPORT)
+	$(VENV_PYTHON) -m pytest -p no:cacheprovider $(RELIABILITY_TESTS) $(PYTEST_ARGS)
+	cp $(RELIABILITY_REPORT) docs/reliability.md
+	@echo 'docs/reliability.md: the new figures (commit them).'
 
 coverage-summary:
 	@if [ -f .coverage ]; then \

@@ -127,13 +127,17 @@ class Server:
                 self.config.label, self.process.returncode, self.log_tail()))
 
     def wait_ready(self, path, timeout=120.0, interval=0.05):
-        """Wait until every process loaded the app and ``path`` is 200."""
+        """Wait until every process loaded the app and ``path`` is 200,
+        and the server has counted that probe (it counts a response once
+        the client has it: a late count would land in the next run)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self.check_alive()
             if len(self.ready_processes()) >= self.config.processes:
+                before = serverside.total_counts(self.count_dir)
                 status = self._probe(path)
                 if status == 200:
+                    serverside.wait_for_counts(self.count_dir, before, 1)
                     return
                 if status is not None:
                     raise ServerFailed('%s answered %s for %s:\n%s' % (

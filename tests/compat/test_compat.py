@@ -12,6 +12,7 @@ session.
 """
 
 import concurrent.futures
+import json
 import os
 import re
 import subprocess
@@ -86,14 +87,18 @@ def parse(output):
     return tests | failed, failed
 
 
-def run_suite(package, mode):
-    """Run ``package``'s tests in a subprocess; return its Outcome."""
+def run_suite(package, mode, settings=None, only=()):
+    """Run ``package``'s tests in a subprocess (those matching ``only``,
+    zope.testrunner's -t, if given; zope.pipeline with the stage
+    ``settings``, if given); return its Outcome."""
     with tempfile.TemporaryDirectory() as scratch:
         counts = os.path.join(scratch, 'requests')
-        env = dict(os.environ, COMPAT_MODE=mode, COMPAT_REQUESTS=counts)
+        env = dict(os.environ, COMPAT_MODE=mode, COMPAT_REQUESTS=counts,
+                   COMPAT_SETTINGS=json.dumps(settings))
+        filters = [arg for pattern in only for arg in ('-t', pattern)]
         completed = subprocess.run(
             [sys.executable, RUN_SUITE, '--test-path',
-             SITE_PACKAGES, '-s', package, '-vv'],
+             SITE_PACKAGES, '-s', package, '-vv'] + filters,
             cwd=scratch, env=env, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True, timeout=SUITE_TIMEOUT)
         requests = 0
@@ -155,3 +160,21 @@ def test_suite_passes_through_pipeline_what_it_passes_classic(results,
 def test_suites_send_requests_through_pipeline(results):
     assert sum(pipeline.requests for classic, pipeline in
                results.values()) > 0
+
+
+#: Hardenings a setting undoes, and the setting: with it, the hardened
+#: tests pass, so the hardening is the only difference in them.
+UNDONE_BY_SETTINGS = (
+    ('zope.app.file', 'url.rst',
+     {'csrf': {'trusted_origins': 'http://localhost:8081'}}),
+    ('zope.app.catalog', 'browser/README.rst',
+     {'csrf': {'trusted_origins': 'http://localhost:8081'}}),
+)
+
+
+@pytest.mark.parametrize('package, test, settings', UNDONE_BY_SETTINGS)
+def test_hardened_test_passes_when_its_setting_undoes_the_hardening(
+        package, test, settings):
+    outcome = run_suite(package, 'pipeline', settings, only=[test])
+    hardened = [name for name in outcome.tests if name.endswith(test)]
+    assert hardened and set(hardened) <= outcome.passed, outcome.output

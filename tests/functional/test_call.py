@@ -110,12 +110,38 @@ def test_xmlrpc_call_gets_an_xmlrpc_response(app):
     assert xmlrpc.client.loads(response.body) == (([1, 'two'],), None)
 
 
-def test_xmlrpc_exception_becomes_a_fault(app):
+def test_xmlrpc_exception_becomes_a_generic_fault_coded_500(app):
     response = xmlrpc_call(app, '/folder/doc/rpc', 'fail')
     with pytest.raises(xmlrpc.client.Fault) as fault:
         xmlrpc.client.loads(response.body)
-    assert fault.value.faultCode == -1
-    assert 'MyError: no XML-RPC today' in fault.value.faultString
+    assert fault.value.faultCode == 500
+    assert fault.value.faultString == (
+        'Internal Server Error: The server could not complete the request. '
+        'The error was logged.')
+
+
+def test_xmlrpc_fault_in_debug_mode_carries_the_text_of_the_error(
+        make_testapp):
+    app = classic_app(make_testapp, handle_error={'debug': 'true'})
+    response = xmlrpc_call(app, '/folder/doc/rpc', 'fail')
+    with pytest.raises(xmlrpc.client.Fault) as fault:
+        xmlrpc.client.loads(response.body)
+    assert fault.value.faultCode == 500
+    assert fault.value.faultString == 'MyError: no XML-RPC today'
+
+
+def test_xmlrpc_call_with_too_many_arguments_is_a_fault_coded_400(app):
+    response = xmlrpc_call(app, '/folder/doc/rpc', 'echo', 1, 2, 3)
+    with pytest.raises(xmlrpc.client.Fault) as fault:
+        xmlrpc.client.loads(response.body)
+    assert fault.value.faultCode == 400
+
+
+def test_xmlrpc_call_missing_a_required_argument_is_a_fault_coded_400(app):
+    response = xmlrpc_call(app, '/folder/doc/rpc', 'echo')
+    with pytest.raises(xmlrpc.client.Fault) as fault:
+        xmlrpc.client.loads(response.body)
+    assert fault.value.faultCode == 400
 
 
 def test_xmlrpc_fault_raised_by_the_view_reaches_the_client(app):
@@ -129,14 +155,16 @@ def test_xmlrpc_call_of_an_unknown_method_is_a_fault(app):
     response = xmlrpc_call(app, '/folder/doc/rpc', 'nothing')
     with pytest.raises(xmlrpc.client.Fault) as fault:
         xmlrpc.client.loads(response.body)
-    assert 'NotFound' in fault.value.faultString
+    assert fault.value.faultCode == 404
+    assert fault.value.faultString == (
+        'Not Found: The object or method called does not exist.')
 
 
 def test_xmlrpc_private_names_are_not_called(app):
     response = xmlrpc_call(app, '/folder/doc/rpc', '_p_jar')
     with pytest.raises(xmlrpc.client.Fault) as fault:
         xmlrpc.client.loads(response.body)
-    assert 'NotFound' in fault.value.faultString
+    assert fault.value.faultCode == 404
     assert 'Connection' not in fault.value.faultString
 
 
@@ -172,13 +200,6 @@ def test_string_result_gets_its_content_length(app):
     assert response.body == 'h\u00e9 (GET h\u00e9)'.encode('utf-8')
     assert response.headers['Content-Length'] == str(len(response.body))
     assert response.headers['Content-Type'] == 'text/plain;charset=utf-8'
-
-
-def test_xmlrpc_call_with_too_many_arguments_is_a_fault(app):
-    response = xmlrpc_call(app, '/folder/doc/rpc', 'echo', 1, 2, 3)
-    with pytest.raises(xmlrpc.client.Fault) as fault:
-        xmlrpc.client.loads(response.body)
-    assert 'TypeError' in fault.value.faultString
 
 
 # -- the response helpers, for results views rarely return

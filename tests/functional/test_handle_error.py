@@ -283,7 +283,8 @@ def test_xmlrpc_server_error_is_an_xmlrpc_fault(app):
                         headers={'Content-Type': 'text/xml'}, status=200)
     with pytest.raises(xmlrpc.client.Fault) as caught:
         xmlrpc.client.loads(response.body)
-    assert 'failing over XML-RPC' in caught.value.faultString
+    assert caught.value.faultCode == 500
+    assert 'failing over XML-RPC' not in caught.value.faultString
     assert getSite() is None
 
 
@@ -314,13 +315,25 @@ def test_xmlrpc_error_with_an_exception_view_for_xmlrpc_gets_the_view(app):
     assert response.headers['WWW-Authenticate'] == 'basic realm="Zope"'
 
 
+def test_xmlrpc_server_error_in_debug_mode_is_a_fault_with_its_text(
+        make_testapp, tmp_path):
+    app = inner.build(make_testapp, tmp_path, handle_error__debug='true')
+    body = xmlrpc.client.dumps((1, 2), 'failing')
+    response = app.post('/folder/doc', body,
+                        headers={'Content-Type': 'text/xml'}, status=200)
+    with pytest.raises(xmlrpc.client.Fault) as caught:
+        xmlrpc.client.loads(response.body)
+    assert caught.value.faultCode == 500
+    assert 'failing over XML-RPC' in caught.value.faultString
+
+
 def test_xmlrpc_method_not_found_is_an_xmlrpc_fault_too(app):
     body = xmlrpc.client.dumps((), 'no_such_method')
     response = app.post('/folder/doc', body,
                         headers={'Content-Type': 'text/xml'}, status=200)
     with pytest.raises(xmlrpc.client.Fault) as caught:
         xmlrpc.client.loads(response.body)
-    assert 'NotFound' in caught.value.faultString
+    assert caught.value.faultCode == 404
 
 
 def test_xmlrpc_method_is_called_with_its_parameters(app):

@@ -1,6 +1,8 @@
 """The traverse stage: from the root to the published object, through the
 classic application (tests/fixtures/classic.zcml)."""
 
+import xmlrpc.client
+
 import pytest
 
 from fixtures.testing import EDITOR
@@ -213,3 +215,40 @@ def test_without_publishing_traversers_names_are_not_found(clean_zope):
         traversal.traverseName(request, ob, 'name')
     assert traversal.getDefaultTraversal(request, ob) == (ob, None)
     assert traversal.default_names == []
+
+
+# -- ++attribute++ over XML-RPC
+
+def xmlrpc_result(app, path, method):
+    response = app.post(path, xmlrpc.client.dumps((), method),
+                        content_type='text/xml')
+    try:
+        return xmlrpc.client.loads(response.body)[0][0]
+    except xmlrpc.client.Fault as fault:
+        return fault.faultCode
+
+
+def test_xmlrpc_attribute_namespace_reaches_the_methods_of_an_xmlrpc_view(
+        app):
+    assert xmlrpc_result(app, '/folder/doc/rpc', '++attribute++title') == \
+        'Hello'
+
+
+def test_xmlrpc_attribute_namespace_does_not_reach_content_by_default(app):
+    assert xmlrpc_result(app, '/folder/doc', '++attribute++summary') == 404
+
+
+@pytest.mark.parametrize('allowed', ['summary', 'title summary', '*'])
+def test_xmlrpc_attributes_setting_opens_the_names_it_lists(
+        make_testapp, allowed):
+    app = classic_app(make_testapp,
+                      traverse={'xmlrpc_attributes': allowed})
+    assert xmlrpc_result(app, '/folder/doc', '++attribute++summary') == \
+        'Hello: Relative links need'
+    assert xmlrpc_result(app, '/folder/doc', '++attribute++_p_jar') == 404
+
+
+def test_xmlrpc_attributes_setting_opens_only_the_names_it_lists(
+        make_testapp):
+    app = classic_app(make_testapp, traverse={'xmlrpc_attributes': 'title'})
+    assert xmlrpc_result(app, '/folder/doc', '++attribute++summary') == 404

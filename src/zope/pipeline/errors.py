@@ -136,5 +136,10 @@ class MissingArgument(BadRequest):
     """The published callable needs an argument the request did not give."""
 
 
+class TooManyArguments(BadRequest):
+    """The request gave more positional arguments (XML-RPC parameters)
+    than the published callable takes."""
+
+
 class BadInput(BadRequest):
     """The request's form data or body could not be understood."""

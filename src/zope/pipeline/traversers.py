@@ -10,6 +10,8 @@ from zope.publisher.interfaces import NotFound
 from zope.publisher.interfaces.browser import IBrowserPublisher
 from zope.publisher.interfaces.http import IHTTPPublisher
 from zope.publisher.interfaces.xmlrpc import IXMLRPCPublisher
+from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
+from zope.publisher.interfaces.xmlrpc import IXMLRPCView
 from zope.security.checker import ProxyFactory
 from zope.security.proxy import removeSecurityProxy
 from zope.traversing.interfaces import TraversalError
@@ -18,6 +20,19 @@ from zope.traversing.namespace import nsParse
 
 #: Namespaces whose names are attribute names: private ones are refused.
 ATTRIBUTE_NAMESPACES = ('attribute',)
+#: In ``traverse.xmlrpc_attributes``: every public attribute (classic).
+ANY_ATTRIBUTE = '*'
+
+
+def parse_attribute_names(text):
+    """The names of ``traverse.xmlrpc_attributes`` (space separated) as a
+    frozenset; a private name is a configuration error."""
+    names = frozenset((text or '').split())
+    private = sorted(name for name in names if name.startswith('_'))
+    if private:
+        raise ValueError('private attributes are never published: %s'
+                         % ', '.join(private))
+    return names
 
 
 @implementer(IBrowserPublisher, IXMLRPCPublisher, IHTTPPublisher)
@@ -76,12 +91,16 @@ class Traversal:
     """
 
     __slots__ = ('hooks', 'environ', 'context_key', 'last_hooked',
-                 'default_names')
+                 'default_names', 'xmlrpc_attributes')
 
-    def __init__(self, hooks, environ, context_key):
+    def __init__(self, hooks, environ, context_key,
+                 xmlrpc_attributes=frozenset()):
         self.hooks = hooks
         self.environ = environ
         self.context_key = context_key
+        #: What ``++attribute++`` reaches over XML-RPC besides the methods
+        #: of XML-RPC views (``traverse.xmlrpc_attributes``).
+        self.xmlrpc_attributes = xmlrpc_attributes
         self.last_hooked = None
         #: The names default traversal added, e.g. ['@@index.html'].
         self.default_names = []
@@ -116,13 +135,27 @@ class Traversal:
 
     def traverse_namespace(self, request, ob, name, namespace, name_in_it):
         """``++namespace++name`` and ``@@name``; private attributes never."""
-        if namespace in ATTRIBUTE_NAMESPACES and name_in_it.startswith('_'):
+        if namespace in ATTRIBUTE_NAMESPACES and not \
+                self.attribute_allowed(request, ob, name_in_it):
             raise NotFound(ob, name, request)
         try:
             found = namespaceLookup(namespace, name_in_it, ob, request)
         except (TraversalError, LookupError):
             raise NotFound(ob, name, request)
         return ProxyFactory(found)
+
+    def attribute_allowed(self, request, ob, name):
+        """Private attributes never; over XML-RPC only the methods of an
+        XML-RPC view (what the classic ``MethodPublisher`` published) and
+        the names of ``traverse.xmlrpc_attributes``: a content method
+        called directly would skip the checks of the views."""
+        if name.startswith('_'):
+            return False
+        if not IXMLRPCRequest.providedBy(request):
+            return True
+        allowed = self.xmlrpc_attributes
+        return (name in allowed or ANY_ATTRIBUTE in allowed or
+                IXMLRPCView.providedBy(removeSecurityProxy(ob)))
 
     def getDefaultTraversal(self, request, ob):
         if IBrowserPublisher.providedBy(ob):

@@ -18,15 +18,24 @@ from zope.container.contained import Contained
 from zope.interface import implementer
 from zope.site.folder import Folder
 
+from zope.pipeline.sample.interfaces import IComment
 from zope.pipeline.sample.interfaces import ICommentable
 from zope.pipeline.sample.interfaces import ICounter
 from zope.pipeline.sample.interfaces import IIncrement
 from zope.pipeline.sample.interfaces import IItem
 from zope.pipeline.sample.interfaces import IPage
+from zope.pipeline.sample.interfaces import InvalidComment
 from zope.pipeline.sample.interfaces import ISampleFolder
 
 #: How many items /folder/page lists.
 ITEMS = 10
+
+#: Longest accepted comment author and text (``IComment``'s limits).
+MAX_AUTHOR = IComment['author'].max_length
+MAX_TEXT = IComment['text'].max_length
+#: What a refused comment is told.
+COMMENT_LIMITS = ('A comment needs a text of at most %d characters and an '
+                  'author of at most %d.' % (MAX_TEXT, MAX_AUTHOR))
 
 #: Comment keys sort newest first: this minus the time in nanoseconds.
 _KEY_EPOCH = 10 ** 19
@@ -53,6 +62,7 @@ class Page(BTreeContainer):
         self.comments_length = Length()
 
     def add_comment(self, author, text):
+        author, text = valid_comment(author, text)
         key = '%019d-%d-%s' % (_KEY_EPOCH - time.time_ns(), os.getpid(),
                                uuid.uuid4().hex[:8])
         self.comments[key] = (author, text, time.time())
@@ -69,6 +79,18 @@ class Page(BTreeContainer):
 
     def comment_count(self):
         return self.comments_length()
+
+
+def valid_comment(author, text):
+    """Return ``(author, text)`` stripped, the author defaulting to
+    'anonymous'; raise InvalidComment unless both are text within the
+    limits of ``IComment``."""
+    if not isinstance(author, str) or not isinstance(text, str):
+        raise InvalidComment(COMMENT_LIMITS)
+    author, text = author.strip() or 'anonymous', text.strip()
+    if not (0 < len(text) <= MAX_TEXT and len(author) <= MAX_AUTHOR):
+        raise InvalidComment(COMMENT_LIMITS)
+    return author, text
 
 
 @implementer(IItem)

@@ -2,6 +2,8 @@
 configure.zcml protect them, so they say what each permission covers)."""
 
 from zope.interface import Interface
+from zope.interface import implementer
+from zope.publisher.interfaces import IBadRequest
 from zope.schema import Int
 from zope.schema import Text
 from zope.schema import TextLine
@@ -36,11 +38,30 @@ class IPage(IPageContent):
         """How many comments the page has."""
 
 
+class IComment(Interface):
+    """What a comment may hold: the one home of the limits that the page
+    enforces whoever calls it (the form, XML-RPC, a script)."""
+
+    author = TextLine(title='Author', min_length=1, max_length=100)
+    text = Text(title='Text', min_length=1, max_length=2000)
+
+
+@implementer(IBadRequest)
+class InvalidComment(ValueError):
+    """A comment outside the limits of ``IComment`` (a 400, or an XML-RPC
+    fault with code 400); its text says what the client must change."""
+
+
 class ICommentable(Interface):
     """Adding a comment (the zope.pipeline.sample.AddComment permission)."""
 
     def add_comment(author, text):
-        """Store a comment; return its key."""
+        """Store a comment; return its key.
+
+        ``author`` and ``text`` are text (``str``), stripped of surrounding
+        blanks; an empty author is ``'anonymous'``.  Raise InvalidComment
+        when they are not text or not within the limits of ``IComment``.
+        """
 
 
 class IItem(IPageContent):

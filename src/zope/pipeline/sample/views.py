@@ -14,6 +14,7 @@ from zope.publisher.interfaces import BadRequest
 from zope.publisher.interfaces.http import MethodNotAllowed
 from zope.traversing.browser.absoluteurl import absoluteURL
 
+from zope.pipeline.sample.interfaces import InvalidComment
 from zope.pipeline.sample.interfaces import ITitled
 
 #: The title of the root folder (the site), which has none of its own.
@@ -21,10 +22,6 @@ SITE_TITLE = 'zope.pipeline sample site'
 
 #: The name of the static resource directory (``/@@/<name>/style.css``).
 RESOURCES = 'zope.pipeline.sample'
-
-#: Longest accepted comment author and text.
-MAX_AUTHOR = 100
-MAX_TEXT = 2000
 
 #: Characters zope.traversing leaves unquoted in the names of URLs.
 URL_SAFE = '@+'
@@ -153,15 +150,13 @@ class AddComment(PageView):
 
     def __call__(self, text='', author=''):
         require_post(self.context, self.request)
-        text = form_text('text', text).strip()
-        author = form_text('author', author).strip() or 'anonymous'
-        if not text or len(text) > MAX_TEXT or len(author) > MAX_AUTHOR:
+        try:
+            self.context.add_comment(form_text('author', author),
+                                     form_text('text', text))
+        except InvalidComment as error:
             self.request.response.setStatus(400)
-            self.error = ('A comment needs a text of at most %d characters '
-                          'and an author of at most %d.'
-                          % (MAX_TEXT, MAX_AUTHOR))
+            self.error = str(error)
             return self.template()
-        self.context.add_comment(author, text)
         return self.redirect(self.url() + '#comments')
 
 

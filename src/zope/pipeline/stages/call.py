@@ -21,6 +21,7 @@ headers of GET (Content-Length included) and no body.
 """
 
 import io
+import re
 
 from zope.component import getAdapters
 from zope.component import queryMultiAdapter
@@ -33,6 +34,7 @@ from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
 from zope.pipeline.errors import MissingArgument
+from zope.pipeline.errors import TooManyArguments
 from zope.pipeline.scene import Scene
 from zope.pipeline.scene import StreamInScene
 from zope.pipeline.wsgi import close_iterable
@@ -186,13 +188,23 @@ def view_name(ob):
                       name if isinstance(name, str) else type(ob).__name__)
 
 
+#: How mapply says the request's arguments do not fit the callable: a
+#: required one is missing, or more positional ones (XML-RPC parameters)
+#: were given than it takes.
+BAD_ARGUMENTS = (
+    (re.compile(r'^Missing argument to '), MissingArgument),
+    (re.compile(r'^\S+\(\) takes at most \d+ argument'), TooManyArguments),
+)
+
+
 def call_object(ob, request):
-    """mapply ``ob``; a required argument the request lacks is a 400."""
+    """mapply ``ob``; arguments that do not fit it are a 400."""
     try:
         return mapply(ob, request.getPositionalArguments(), request)
     except TypeError as exc:
-        if str(exc).startswith('Missing argument to '):
-            raise MissingArgument(str(exc)) from exc
+        for pattern, error in BAD_ARGUMENTS:
+            if pattern.match(str(exc)):
+                raise error(str(exc)) from exc
         raise
 
 

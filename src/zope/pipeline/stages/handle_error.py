@@ -40,6 +40,7 @@ import contextlib
 import html
 import sys
 import traceback
+import xmlrpc.client
 
 from transaction.interfaces import NoTransaction
 from zope.authentication.interfaces import IAuthentication
@@ -232,6 +233,33 @@ def render_view(environ, request, response, error):
             manager.abort()
 
 
+#: What an XML-RPC client is told, by status, where a page would say more.
+FAULT_MESSAGES = {
+    404: 'The object or method called does not exist.',
+    405: 'This object does not support that call.',
+}
+
+
+def xmlrpc_fault(error, status, debug):
+    """The fault an XML-RPC client gets for ``error``.
+
+    A fault the view raised is sent as it is.  Otherwise the code is the
+    status a browser would get (404, 400, 500...); the text is the error's
+    own for bad input (written for the client) and in debug mode, and a
+    generic one otherwise: ``str(error)`` of other errors holds object
+    reprs and oids (``NotFound``, ``ForbiddenAttribute``).
+    """
+    if isinstance(error, xmlrpc.client.Fault):
+        return error
+    if debug or status in (400, 413):
+        return xmlrpc.client.Fault(status, '%s: %s'
+                                   % (type(error).__name__, error))
+    message = FAULT_MESSAGES.get(status) or MESSAGES.get(status,
+                                                         MESSAGES[500])
+    return xmlrpc.client.Fault(status, '%s: %s'
+                               % (REASONS.get(status, 'Error'), message))
+
+
 class HandleErrorStage:
     """Render exceptions raised by the stages inside it."""
 
@@ -281,7 +309,8 @@ class HandleErrorStage:
                 # XML-RPC clients understand faults, not error pages: an
                 # exception view for XML-RPC requests, else a fault
                 if not render_view(environ, request, response, error):
-                    response.handleException(exc_info)
+                    response.setResult(xmlrpc_fault(error, status, self.debug))
+                    response.setStatus(200)
                 return emit(environ, response, start_response, exc_info)
             if IRedirect.providedBy(error):
                 response.redirect(error.getLocation(),

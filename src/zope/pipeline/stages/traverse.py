@@ -16,16 +16,25 @@ BrowserRequest means to do (it looks for the suffix after traversing it
 has emptied the list).
 """
 
+from zope.configuration.exceptions import ConfigurationError
 from zope.interface import Interface
 from zope.publisher.interfaces import NotFound
 from zope.publisher.interfaces.browser import IBrowserRequest
+from zope.schema import ASCIILine
 
 from zope.pipeline import environ as keys
 from zope.pipeline.publication import Publication
+from zope.pipeline.traversers import parse_attribute_names
 
 
 class ITraverseSettings(Interface):
-    """traverse has no settings: traversers and namespaces are ZCML."""
+    """Traversers and namespaces are ZCML; this is what ``++attribute++``
+    may reach over XML-RPC."""
+
+    xmlrpc_attributes = ASCIILine(
+        title="Attribute names (space separated; '*' for any) that "
+              "++attribute++ may publish over XML-RPC besides the methods "
+              "of XML-RPC views", default='', required=False)
 
 
 environ_keys = {
@@ -84,13 +93,18 @@ class TraverseStage:
     settings_schema = ITraverseSettings
     environ_keys = environ_keys
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, xmlrpc_attributes=''):
         self.next_app = next_app
+        try:
+            self.xmlrpc_attributes = parse_attribute_names(xmlrpc_attributes)
+        except ValueError as error:
+            raise ConfigurationError('traverse.xmlrpc_attributes: %s'
+                                     % error) from None
 
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]
         traversal = Publication(environ.get(keys.TRAVERSAL_HOOKS, ()),
-                                environ, keys.CONTEXT)
+                                environ, keys.CONTEXT, self.xmlrpc_attributes)
         request.setPublication(traversal)
         root = traversal.getApplication(request)
         environ[keys.CONTEXT] = root

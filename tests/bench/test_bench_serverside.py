@@ -8,7 +8,6 @@ import time
 import pytest
 import webtest
 
-from .engine_files import ROOT  # noqa: F401 - puts benchmarks on the path
 from benchmarks import serverside  # noqa: E402
 from benchmarks.stats import ServerCounts  # noqa: E402
 

@@ -2,7 +2,6 @@
 
 import pytest
 
-from .engine_files import ROOT  # noqa: F401 - puts benchmarks on the path
 from benchmarks import engine_overhead  # noqa: E402
 
 

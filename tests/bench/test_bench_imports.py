@@ -5,7 +5,6 @@ import os
 
 import pytest
 
-from .engine_files import ROOT  # noqa: F401 - puts benchmarks on the path
 from benchmarks import imports  # noqa: E402
 from benchmarks import inprocess  # noqa: E402
 from benchmarks.sites import minimal_site  # noqa: E402

@@ -6,7 +6,7 @@ import os
 import pytest
 import ZODB.config
 
-from .engine_files import ROOT
+from tests.conftest import ROOT
 from benchmarks import storages  # noqa: E402
 from benchmarks.sites import minimal_site  # noqa: E402
 from benchmarks.workspace import Workspace  # noqa: E402

@@ -5,7 +5,6 @@ import os
 
 import pytest
 
-from .engine_files import ROOT  # noqa: F401 - puts benchmarks on the path
 from benchmarks import loadgen  # noqa: E402
 from benchmarks import serverside  # noqa: E402
 from benchmarks import servers  # noqa: E402

@@ -1,6 +1,5 @@
 """Rendering results: tables, ratios to the ceiling, targets, RESULTS.md."""
 
-from .engine_files import ROOT  # noqa: F401 - puts benchmarks on the path
 from benchmarks import report  # noqa: E402
 
 

@@ -7,7 +7,6 @@ import sys
 
 import pytest
 
-from .engine_files import ROOT  # noqa: F401 - puts benchmarks on the path
 from benchmarks import environment  # noqa: E402
 from benchmarks import waitress_server  # noqa: E402
 from benchmarks import workspace as workspace_module  # noqa: E402

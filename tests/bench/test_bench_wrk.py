@@ -9,7 +9,6 @@ import time
 
 import pytest
 
-from .engine_files import ROOT  # noqa: F401 - puts benchmarks on the path
 from benchmarks import serverside  # noqa: E402
 from benchmarks import wrk  # noqa: E402
 from benchmarks.scripts import PROJECT_ROOT  # noqa: E402

@@ -4,7 +4,6 @@ import os
 
 import pytest
 
-from .engine_files import ROOT  # noqa: F401 - puts benchmarks on the path
 from benchmarks.abparse import AbOutputError  # noqa: E402
 from benchmarks.abparse import parse_ab_output  # noqa: E402
 from benchmarks.abparse import parse_percentile_csv  # noqa: E402

@@ -5,7 +5,6 @@ import runpy
 
 import webtest
 
-from .engine_files import ROOT  # noqa: F401 - puts benchmarks on the path
 from benchmarks import scripts  # noqa: E402
 from benchmarks import serverside  # noqa: E402
 from benchmarks import sites  # noqa: E402

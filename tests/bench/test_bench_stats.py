@@ -1,6 +1,5 @@
 """Verification of runs against the server's count, and summaries."""
 
-from .engine_files import ROOT  # noqa: F401 - puts benchmarks on the path
 from benchmarks.abparse import AbResult  # noqa: E402
 from benchmarks.stats import Run  # noqa: E402
 from benchmarks.stats import ServerCounts  # noqa: E402

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from .engine_files import ROOT
+from tests.conftest import ROOT
 from benchmarks import cli  # noqa: E402
 from benchmarks import harness  # noqa: E402
 from benchmarks import sites  # noqa: E402
