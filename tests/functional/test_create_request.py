@@ -187,18 +187,18 @@ def test_request_is_closed_when_the_rest_of_the_pipeline_raises(
 
 @pytest.mark.parametrize('path', ['/..', '/../../etc/passwd', '/folder/../..',
                                   '/folder/../../@@urls', '/./../@@urls'])
-def test_path_climbing_above_the_root_gets_404(outer_app, path):
+def test_path_climbing_above_the_root_gets_400(outer_app, path):
     app = outer_app()
 
-    response = app.get('/', extra_environ={'PATH_INFO': path}, status=404)
+    response = app.get('/', extra_environ={'PATH_INFO': path}, status=400)
 
     assert b'Traceback' not in response.body
 
 
-def test_percent_encoded_dots_climbing_above_the_root_get_404(outer_app):
+def test_percent_encoded_dots_climbing_above_the_root_get_400(outer_app):
     app = outer_app()
 
-    app.get('/%2e%2e/%2E%2E/etc/passwd', status=404)
+    app.get('/%2e%2e/%2E%2E/etc/passwd', status=400)
 
 
 @pytest.mark.parametrize('path', ['/\xff', '/folder/\xc3', '/\xed\xa0\x80',

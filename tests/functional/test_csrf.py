@@ -18,7 +18,8 @@ COMMENT = '/folder/page/@@add-comment'
 
 def settings(**csrf):
     return {'open_root': {'populate': POPULATE},
-            'virtual_host': {'trusted_proxies': '10.0.0.1'},
+            'virtual_host': {'trusted_proxies': '10.0.0.1',
+                             'allowed_hosts': 'localhost www.example.com'},
             'csrf': csrf}
 
 

@@ -80,7 +80,10 @@ def test_untyped_html_is_guessed_with_a_warning_and_gets_a_base(app):
     assert int(response.headers['Content-Length']) == len(response.body)
 
 
-def test_virtual_host_urls_are_the_base(app):
+def test_virtual_host_urls_are_the_base(make_testapp):
+    app = classic_app(make_testapp, virtual_host={
+        'trusted_proxies': '127.0.0.1',
+        'allowed_hosts': 'localhost example.com'})
     response = app.get('/++vh++https:example.com:443/++/folder')
     assert base_tag('https://example.com/folder/@@index.html') in \
         response.body
@@ -172,6 +175,30 @@ def test_redirect_mode_serves_the_slashed_url_without_a_base(redirecting):
     assert b'<a href="doc">doc</a>' in response.body
     assert b'<base' not in response.body
     assert b'<h1>Hello</h1>' in redirecting.get('/folder/doc/').body
+
+
+def test_redirect_mode_stays_on_the_virtual_host_of_a_trusted_proxy(
+        make_testapp):
+    app = classic_app(make_testapp, fix_relative_links={'mode': 'redirect'},
+                      virtual_host={'trusted_proxies': '127.0.0.1',
+                                    'allowed_hosts': 'localhost example.com'})
+    response = app.get('/++vh++https:example.com:443/++/folder', status=301)
+    assert response.headers['Location'] == 'https://example.com/folder/'
+
+
+def test_redirect_mode_never_redirects_off_the_request_host():
+    from zope.pipeline import environ as keys
+    from zope.pipeline.stages.fix_relative_links import trailing_slash_url
+
+    class Request:
+        def getURL(self, level=0):
+            return 'http://evil.example/folder'
+
+        def getApplicationURL(self):
+            return 'http://localhost'
+    environ = {keys.DEFAULT_VIEW: ('@@index.html',), 'PATH_INFO': '/folder',
+               keys.REQUEST_KEY: Request()}
+    assert trailing_slash_url(environ) is None
 
 
 def test_redirect_mode_still_inserts_a_base_where_it_cannot_redirect(

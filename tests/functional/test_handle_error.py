@@ -252,6 +252,15 @@ def test_handle_errors_false_lets_the_exception_reach_the_caller(app):
                 extra_environ={'wsgi.handleErrors': False})
 
 
+def test_handle_errors_false_gives_the_type_error_of_a_missing_argument(app):
+    # the classic publisher let mapply's TypeError through; zope.pipeline
+    # answers 400 (MissingArgument) to clients that did not ask for it
+    body = xmlrpc.client.dumps((1,), 'failing')
+    with pytest.raises(TypeError, match='^Missing argument to '):
+        app.post('/folder/doc', body, headers={'Content-Type': 'text/xml'},
+                 extra_environ={'wsgi.handleErrors': False})
+
+
 def test_handle_errors_false_keeps_errors_an_adapter_says_not_to_reraise(
         app):
     from zope.component import provideAdapter

@@ -13,11 +13,13 @@ from .metrics_site.views import CONFLICTS
 
 @pytest.fixture
 def app(make_testapp, tmp_path):
-    def make(**metrics):
+    def make(endpoint=None, **metrics):
         metrics.setdefault('modwsgi', 'false')
         metrics.setdefault('flush_interval', '3600')
-        return make_testapp(site_zcml(tmp_path), {
-            'metrics': metrics, 'retry': {'backoff': '0'}})
+        settings = {'metrics': metrics, 'retry': {'backoff': '0'}}
+        if endpoint:
+            settings['metrics_endpoint'] = endpoint
+        return make_testapp(site_zcml(tmp_path), settings)
     return make
 
 
@@ -83,10 +85,11 @@ def test_the_endpoint_answers_only_loopback_clients_by_default(app):
     client.get('/_metrics', status=404,
                extra_environ={'REMOTE_ADDR': '192.0.2.7'})
     client.get('/_metrics', extra_environ={'REMOTE_ADDR': '::1'})
+    client.get('/_metrics', extra_environ={'REMOTE_ADDR': '::ffff:127.0.0.1'})
 
 
 def test_the_endpoint_path_and_allowed_clients_are_ini_settings(app):
-    client = app(allow='192.0.2.0/24', path='/ops/metrics')
+    client = app(endpoint={'allow': '192.0.2.0/24', 'path': '/ops/metrics'})
     client.get('/_metrics', status=404)
     assert 'zope_pipeline_requests_total' in client.get(
         '/ops/metrics', extra_environ={'REMOTE_ADDR': '192.0.2.7'}).text
@@ -104,10 +107,23 @@ def test_the_admin_page_needs_the_view_metrics_permission(app):
     assert '%s:hello.html' % _site_class() in page.text
 
 
+def test_the_endpoint_answers_the_client_behind_a_trusted_proxy(
+        make_testapp, tmp_path):
+    client = make_testapp(site_zcml(tmp_path), {
+        'metrics': {'modwsgi': 'false', 'flush_interval': '3600'},
+        'metrics_endpoint': {'allow': '192.0.2.0/24'},
+        'virtual_host': {'trusted_proxies': '127.0.0.1'}})
+    client.get('/_metrics', status=404)
+    client.get('/_metrics', headers={'X-Forwarded-For': '192.0.2.7'})
+
+
 def test_the_metrics_stage_is_the_outermost(app):
     client = app()
     publisher = client.app
-    assert publisher.outer.names()[0] == 'metrics'
+    names = publisher.outer.names()
+    assert names[0] == 'metrics'
+    assert names.index('metrics_endpoint') == \
+        names.index('virtual_host') + 1
     for chain in publisher._chains_by_iro.values():
         names = chain.names()
         if 'call' in names:

@@ -1,5 +1,6 @@
-"""The sample site as etc/site.zcml deploys it, through the full pipeline
-(WebTest, with wsgiref.validate), on a database in memory."""
+"""The sample site as etc/site-dev.zcml (development, with the sample
+administrator) deploys it, through the full pipeline (WebTest, with
+wsgiref.validate), on a database in memory."""
 
 import base64
 import os
@@ -10,7 +11,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-SITE_ZCML = os.path.join(ROOT, 'etc', 'site.zcml')
+SITE_ZCML = os.path.join(ROOT, 'etc', 'site-dev.zcml')
 POPULATE = 'zope.pipeline.sample.content.populate'
 ADMIN = ('admin', 'admin')
 

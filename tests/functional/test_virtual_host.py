@@ -18,6 +18,13 @@ POISON = {
 }
 
 
+#: The hosts these tests make URLs for.
+HOSTS = 'localhost example.com *.example.com *.example [2001:db8::1]'
+#: Settings of a site behind a proxy on this machine.
+PROXIED = {'virtual_host__trusted_proxies': '127.0.0.1',
+           'virtual_host__allowed_hosts': HOSTS}
+
+
 def urls(app, path, headers=None, **environ):
     return app.get(path, headers=headers or {}, extra_environ=environ,
                    status=200).json
@@ -40,6 +47,7 @@ def test_forwarded_headers_without_trusted_proxies_are_ignored_and_removed(
     assert seen == {'url': 'http://localhost/folder/@@urls',
                     'context_url': 'http://localhost/folder',
                     'application_url': 'http://localhost',
+                    'client_address': '',
                     'forwarded_keys': []}
 
 
@@ -61,7 +69,7 @@ def test_forwarded_headers_from_an_untrusted_address_are_ignored(outer_app):
 
 
 def test_a_remote_address_that_is_not_an_address_is_untrusted(outer_app):
-    app = outer_app(virtual_host__trusted_proxies='127.0.0.1')
+    app = outer_app(**PROXIED)
 
     seen = urls(app, '/@@urls', POISON, REMOTE_ADDR='unknown')
 
@@ -84,7 +92,8 @@ def test_malformed_host_header_gets_400(outer_app, host):
     ('[2001:db8::7]:81', 'http://[2001:db8::7]:81'),
 ])
 def test_well_formed_host_header_is_used_for_urls(outer_app, host, expected):
-    app = outer_app()
+    app = outer_app(virtual_host__allowed_hosts=(
+        'www.example.com my_service 192.0.2.7 [2001:db8::7]'))
 
     assert urls(app, '/@@urls', HTTP_HOST=host)['context_url'] == expected
 
@@ -92,7 +101,7 @@ def test_well_formed_host_header_is_used_for_urls(outer_app, host, expected):
 # -- trusted proxies
 
 def test_x_forwarded_headers_from_a_trusted_proxy_are_applied(outer_app):
-    app = outer_app(virtual_host__trusted_proxies='127.0.0.1')
+    app = outer_app(**PROXIED)
     headers = {'X-Forwarded-Host': 'www.example.com',
                'X-Forwarded-Proto': 'https', 'X-Forwarded-Port': '8443'}
 
@@ -105,7 +114,8 @@ def test_x_forwarded_headers_from_a_trusted_proxy_are_applied(outer_app):
 
 
 def test_the_last_value_of_a_list_of_x_forwarded_hosts_wins(outer_app):
-    app = outer_app(virtual_host__trusted_proxies='127.0.0.0/8')
+    app = outer_app(virtual_host__trusted_proxies='127.0.0.0/8',
+                    virtual_host__allowed_hosts=HOSTS)
     headers = {'X-Forwarded-Host': 'client.example, www.example.com',
                'X-Forwarded-Proto': 'http, https'}
 
@@ -115,7 +125,7 @@ def test_the_last_value_of_a_list_of_x_forwarded_hosts_wins(outer_app):
 
 
 def test_default_port_of_a_forwarded_https_host_is_not_in_urls(outer_app):
-    app = outer_app(virtual_host__trusted_proxies='127.0.0.1')
+    app = outer_app(**PROXIED)
     headers = {'X-Forwarded-Host': 'www.example.com:443',
                'X-Forwarded-Proto': 'https'}
 
@@ -124,7 +134,7 @@ def test_default_port_of_a_forwarded_https_host_is_not_in_urls(outer_app):
 
 
 def test_a_forwarded_port_alone_replaces_the_port_of_the_host(outer_app):
-    app = outer_app(virtual_host__trusted_proxies='127.0.0.1')
+    app = outer_app(**PROXIED)
 
     seen = urls(app, '/@@urls', {'X-Forwarded-Port': '8080'},
                 HTTP_HOST='www.example.com:80')
@@ -134,7 +144,7 @@ def test_a_forwarded_port_alone_replaces_the_port_of_the_host(outer_app):
 
 def test_forwarded_http_from_a_trusted_proxy_overrides_an_https_server(
         outer_app):
-    app = outer_app(virtual_host__trusted_proxies='127.0.0.1')
+    app = outer_app(**PROXIED)
 
     seen = urls(app, '/@@urls', {'X-Forwarded-Proto': 'http'},
                 HTTPS='on', HTTP_HOST='www.example.com')
@@ -154,7 +164,7 @@ def test_forwarded_http_from_a_trusted_proxy_overrides_an_https_server(
 ])
 def test_rfc7239_forwarded_with_quoted_values_and_several_elements_last_wins(
         outer_app, header, expected):
-    app = outer_app(virtual_host__trusted_proxies='127.0.0.1')
+    app = outer_app(**PROXIED)
 
     seen = urls(app, '/folder/@@urls', {'Forwarded': header})
 
@@ -162,7 +172,7 @@ def test_rfc7239_forwarded_with_quoted_values_and_several_elements_last_wins(
 
 
 def test_forwarded_wins_over_x_forwarded_headers(outer_app):
-    app = outer_app(virtual_host__trusted_proxies='127.0.0.1')
+    app = outer_app(**PROXIED)
     headers = {'Forwarded': 'host=www.example.com',
                'X-Forwarded-Host': 'other.example'}
 
@@ -177,13 +187,13 @@ def test_forwarded_wins_over_x_forwarded_headers(outer_app):
 ])
 def test_forwarded_ipv6_hosts_from_a_trusted_proxy_are_applied(
         outer_app, headers, expected):
-    app = outer_app(virtual_host__trusted_proxies='127.0.0.1')
+    app = outer_app(**PROXIED)
 
     assert urls(app, '/@@urls', headers)['context_url'] == expected
 
 
 def test_trusted_proxy_given_as_an_ipv4_mapped_ipv6_address(outer_app):
-    app = outer_app(virtual_host__trusted_proxies='127.0.0.1')
+    app = outer_app(**PROXIED)
 
     seen = urls(app, '/@@urls', {'X-Forwarded-Host': 'www.example.com'},
                 REMOTE_ADDR='::ffff:127.0.0.1')
@@ -193,7 +203,7 @@ def test_trusted_proxy_given_as_an_ipv4_mapped_ipv6_address(outer_app):
 
 def test_x_vhm_host_and_root_from_a_trusted_proxy_map_the_virtual_root(
         outer_app):
-    app = outer_app(virtual_host__trusted_proxies='127.0.0.1')
+    app = outer_app(**PROXIED)
     headers = {'X-Vhm-Host': 'https://www.example.com/site',
                'X-Vhm-Root': '/folder'}
 
@@ -202,11 +212,12 @@ def test_x_vhm_host_and_root_from_a_trusted_proxy_map_the_virtual_root(
     assert seen == {'url': 'https://www.example.com/site/@@urls',
                     'context_url': 'https://www.example.com/site',
                     'application_url': 'https://www.example.com/site',
+                    'client_address': '127.0.0.1',
                     'forwarded_keys': []}
 
 
 def test_x_vhm_root_alone_makes_an_object_the_root_of_urls(outer_app):
-    app = outer_app(virtual_host__trusted_proxies='127.0.0.1')
+    app = outer_app(**PROXIED)
 
     seen = urls(app, '/@@urls', {'X-Vhm-Root': '/folder'})
 
@@ -215,7 +226,7 @@ def test_x_vhm_root_alone_makes_an_object_the_root_of_urls(outer_app):
 
 
 def test_x_vhm_host_with_a_port_keeps_it(outer_app):
-    app = outer_app(virtual_host__trusted_proxies='127.0.0.1')
+    app = outer_app(**PROXIED)
 
     seen = urls(app, '/folder/@@urls',
                 {'X-Vhm-Host': 'http://www.example.com:8080'})
@@ -239,7 +250,7 @@ def test_x_vhm_host_with_a_port_keeps_it(outer_app):
 ])
 def test_bad_forwarded_values_from_a_trusted_proxy_get_400(outer_app,
                                                            headers):
-    app = outer_app(virtual_host__trusted_proxies='127.0.0.1')
+    app = outer_app(**PROXIED)
 
     app.get('/@@urls', headers=headers, status=400)
 
@@ -247,7 +258,7 @@ def test_bad_forwarded_values_from_a_trusted_proxy_get_400(outer_app,
 # -- ++vh++
 
 def test_vh_makes_generated_urls_https_on_the_virtual_host(outer_app):
-    app = outer_app()
+    app = outer_app(**PROXIED)
     path = '/++vh++https:example.com:443/++/folder/'
 
     seen = urls(app, path + '@@urls')
@@ -260,18 +271,19 @@ def test_vh_makes_generated_urls_https_on_the_virtual_host(outer_app):
 
 def test_vh_below_a_folder_maps_it_as_the_root_with_application_names(
         outer_app):
-    app = outer_app()
+    app = outer_app(**PROXIED)
 
     seen = urls(app, '/folder/++vh++http:example.com:80/site/++/@@urls')
 
     assert seen == {'url': 'http://example.com/site/@@urls',
                     'context_url': 'http://example.com/site',
                     'application_url': 'http://example.com/site',
+                    'client_address': '127.0.0.1',
                     'forwarded_keys': []}
 
 
 def test_vh_without_a_host_only_moves_the_root(outer_app):
-    app = outer_app()
+    app = outer_app(**PROXIED)
 
     seen = urls(app, '/folder/++vh++/++/@@urls')
 
@@ -293,15 +305,16 @@ def test_vh_without_a_host_only_moves_the_root(outer_app):
     '/folder/++vh++http:example.com:80/site',
 ])
 def test_bad_vh_directive_gets_400_never_500(outer_app, path):
-    app = outer_app()
+    app = outer_app(**PROXIED)
 
     response = app.get(path, status=400)
 
-    assert b'++vh++' in response.body
+    assert b'++vh++' in response.body or b'climbs above' in response.body
 
 
 def test_https_detected_from_wsgi_url_scheme_makes_urls_https(outer_app):
-    app = outer_app(extra_environ={'wsgi.url_scheme': 'https',
+    app = outer_app(virtual_host__allowed_hosts=HOSTS,
+                    extra_environ={'wsgi.url_scheme': 'https',
                                    'HTTP_HOST': 'www.example.com',
                                    'SERVER_PORT': '443'})
 
@@ -315,7 +328,100 @@ def test_https_detected_from_wsgi_url_scheme_makes_urls_https(outer_app):
 def test_https_from_wsgi_url_scheme_is_left_alone_when_set_https_is_off(
         outer_app):
     app = outer_app(virtual_host__set_https='false',
+                    virtual_host__allowed_hosts=HOSTS,
                     extra_environ={'wsgi.url_scheme': 'https',
                                    'HTTP_HOST': 'www.example.com'})
 
     assert urls(app, '/@@urls')['url'] == 'http://www.example.com/@@urls'
+
+
+# -- who may send ++vh++, which hosts are answered
+
+def test_vh_from_a_client_that_is_not_a_trusted_proxy_gets_400(outer_app):
+    app = outer_app(virtual_host__trusted_proxies='10.0.0.0/8',
+                    virtual_host__allowed_hosts=HOSTS)
+
+    response = app.get('/++vh++https:example.com:443/++/@@urls', status=400)
+
+    assert b'virtual_host.trusted_proxies' in response.body
+    assert b'virtual_host.vh_from_anyone' in response.body
+
+
+def test_vh_from_anyone_restores_the_classic_publisher(outer_app):
+    app = outer_app(virtual_host__vh_from_anyone='true',
+                    virtual_host__allowed_hosts=HOSTS)
+
+    seen = urls(app, '/++vh++https:example.com:443/++/folder/@@urls')
+
+    assert seen['context_url'] == 'https://example.com/folder'
+
+
+def test_vh_from_anyone_still_needs_an_allowed_host(outer_app):
+    app = outer_app(virtual_host__vh_from_anyone='true')
+
+    response = app.get('/++vh++https:example.com:443/++/@@urls', status=400)
+
+    assert b"host name 'example.com'" in response.body
+    assert b'virtual_host.allowed_hosts' in response.body
+
+
+def test_a_host_outside_allowed_hosts_gets_400_naming_the_setting(
+        outer_app):
+    app = outer_app()
+
+    response = app.get('/@@urls', extra_environ={'HTTP_HOST': 'example.com'},
+                       status=400)
+
+    assert response.text.startswith(
+        "This site does not answer to the host name 'example.com'")
+    assert 'virtual_host.allowed_hosts' in response.text
+
+
+@pytest.mark.parametrize('host', ['localhost:8080', '127.0.0.1:6543',
+                                  '[::1]:80', 'localhost'])
+def test_loopback_names_with_any_port_are_allowed_by_default(outer_app,
+                                                             host):
+    app = outer_app()
+
+    assert urls(app, '/@@urls', HTTP_HOST=host)['url'].startswith('http://')
+
+
+@pytest.mark.parametrize('headers, expected', [
+    ({}, '127.0.0.1'),
+    ({'X-Forwarded-For': '203.0.113.9'}, '203.0.113.9'),
+    ({'X-Forwarded-For': '198.51.100.1, 203.0.113.9, 127.0.0.1'},
+     '203.0.113.9'),
+    ({'Forwarded': 'for=203.0.113.9, for="[2001:db8::5]:4711"'},
+     '2001:db8::5'),
+    ({'X-Real-IP': '203.0.113.9'}, '203.0.113.9'),
+    ({'X-Forwarded-For': 'unknown'}, ''),
+])
+def test_the_client_address_is_the_one_trusted_proxies_forwarded(
+        outer_app, headers, expected):
+    app = outer_app(**PROXIED)
+
+    seen = urls(app, '/@@urls', headers)
+
+    assert seen['client_address'] == expected
+
+
+@pytest.mark.parametrize('headers, expected', [
+    ({}, '10.1.2.3'),
+    ({'X-Forwarded-For': '203.0.113.9'}, ''),
+    ({'Forwarded': 'for=203.0.113.9'}, ''),
+])
+def test_forwarded_for_from_an_untrusted_address_leaves_the_client_unknown(
+        outer_app, headers, expected):
+    app = outer_app(**PROXIED)
+
+    seen = urls(app, '/@@urls', headers, REMOTE_ADDR='10.1.2.3')
+
+    assert seen['client_address'] == expected
+
+
+def test_a_bad_trusted_proxies_setting_stops_the_start_naming_it(outer_app):
+    from zope.configuration.exceptions import ConfigurationError
+
+    with pytest.raises(ConfigurationError,
+                       match='virtual_host.trusted_proxies: .10.0.0.0/33.'):
+        outer_app(virtual_host__trusted_proxies='10.0.0.0/33')

@@ -60,7 +60,7 @@ MYSQL_ZCONFIG = '''\
       port %(port)d
       db %(db)s
       user %(db)s
-      passwd %(password)s
+      read_default_file %(option_file)s
       connect_timeout 2
     </mysql>
   </relstorage>
@@ -187,7 +187,7 @@ def sqlite_site(settings=None, site_zcml=SITE_ZCML):
 def mysql_database():
     """A scratch database and user (same name); dropped afterwards."""
     name = 'zp_it_%s' % secrets.token_hex(4)
-    password = secrets.token_hex(8)
+    password = secrets.token_hex(12)
     yield {'db': name, 'password': password}
     admin = mysql_admin()
     if admin is None:
@@ -204,17 +204,35 @@ def mysql_database():
 def mysql_site(directory, database, settings=None, port=3306,
                site_zcml=SITE_ZCML):
     """A site on the MySQL server at 127.0.0.1:``port`` (``connect_timeout``
-    as in etc/zodb-mysql.conf)."""
+    as in etc/zodb-mysql.conf); the password in the MySQL option file its
+    ``read_default_file`` names (``site.option_file``), as `zope-pipeline
+    init-db` writes it."""
+    from zope.pipeline.commands.init_db import write_option_file
     var = os.path.join(directory, 'var')
-    return Site(directory,
-                MYSQL_ZCONFIG % dict(database, var=var, port=port), settings,
-                site_zcml)
+    option_file = os.path.join(directory, 'mysql-client.cnf')
+    write_option_file(option_file, database['password'])
+    site = Site(directory, MYSQL_ZCONFIG % dict(
+        database, var=var, port=port, option_file=option_file), settings,
+        site_zcml)
+    site.option_file = option_file
+    site.password = database['password']
+    return site
 
 
-def zope_pipeline(*args, timeout=60):
-    """Run the zope-pipeline command; return the finished process."""
+def zope_pipeline(*args, timeout=60, env=None):
+    """Run the zope-pipeline command (``env``: more environment
+    variables); return the finished process."""
+    environment = dict(os.environ, **(env or {}))
     return subprocess.run([ZOPE_PIPELINE] + [str(arg) for arg in args],
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout,
+                          env=environment)
+
+
+def init_db(site, database, *args):
+    """`zope-pipeline init-db` for a scratch site, the database password
+    given as a deployer would, in $ZOPE_PIPELINE_DB_PASSWORD."""
+    return zope_pipeline('init-db', site.ini, *args, env={
+        'ZOPE_PIPELINE_DB_PASSWORD': database['password']})
 
 
 # -- HTTP
@@ -393,7 +411,7 @@ def initialized_mysql_site(settings=None, site_zcml=SITE_ZCML):
             mysql_database() as database:
         site = mysql_site(directory, database, settings,
                           site_zcml=site_zcml)
-        result = zope_pipeline('init-db', site.ini)
+        result = init_db(site, database)
         assert result.returncode == 0, result.stderr
         site.database = database['db']
         yield site

@@ -59,7 +59,7 @@ def create_empty_database(site):
     admin = support.mysql_admin()
     try:
         init_db.execute(admin, init_db.create_statements(
-            target, init_db.client_hosts(target)))
+            target, ['localhost', '127.0.0.1'], site.password))
     finally:
         admin.close()
 

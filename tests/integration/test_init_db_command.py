@@ -28,14 +28,17 @@ MYSQL_ZCONFIG = '''\
 
 def target(**values):
     base = {'db': 'zp', 'user': 'zp', 'passwd': 'secret', 'host': None,
-            'port': None, 'unix_socket': None}
+            'port': None, 'unix_socket': None, 'read_default_file': None,
+            'config': 'zodb.conf'}
     base.update(values)
     return base
 
 
 def options(**values):
-    base = {'admin_user': 'root', 'admin_password': '', 'host': None,
-            'port': None, 'socket': None}
+    base = {'admin_user': 'root', 'admin_password_file': None, 'host': None,
+            'port': None, 'socket': None, 'client_host': None,
+            'db_password_file': None, 'db_password_prompt': False,
+            'owner': None}
     base.update(values)
     return argparse.Namespace(**base)
 
@@ -46,12 +49,15 @@ def write_zconfig(tmp_path, lines):
     return str(path)
 
 
-def test_the_mysql_ini_names_database_user_and_password():
+def test_the_mysql_ini_names_database_user_and_password_file():
     path = init_db.zodb_config_of(MYSQL_INI)
     assert init_db.mysql_target(path) == {
         'db': 'zope_pipeline', 'user': 'zope_pipeline',
-        'passwd': 'zope-pipeline-sample', 'host': '127.0.0.1',
-        'port': 3306, 'unix_socket': None}
+        'passwd': None, 'host': '127.0.0.1',
+        'port': 3306, 'unix_socket': None,
+        'read_default_file': os.path.join(ROOT, 'etc', '..', 'var',
+                                          'mysql-client.cnf'),
+        'config': path}
 
 
 def test_an_sqlite_storage_has_no_database_to_create():
@@ -82,24 +88,40 @@ def test_database_and_user_names_must_be_plain(tmp_path, lines):
 
 
 def test_a_local_server_gets_users_for_localhost_and_127_0_0_1():
-    assert init_db.client_hosts(target(host='127.0.0.1')) == [
+    assert init_db.client_hosts(options(), target(host='127.0.0.1')) == [
         'localhost', '127.0.0.1']
-    assert init_db.client_hosts(target(unix_socket='/run/x.sock')) == [
+    assert init_db.client_hosts(
+        options(), target(unix_socket='/run/x.sock')) == [
         'localhost', '127.0.0.1']
-    assert init_db.client_hosts(target(host='db.example')) == ['%']
+
+
+def test_a_remote_server_gets_a_user_for_the_host_it_sees_us_from():
+    connection = FakeConnection(user='root@app1.example')
+    assert init_db.client_hosts(options(), target(host='db.example'),
+                                connection) == ['app1.example']
+    assert connection.executed == [('SELECT USER()', None)]
+    assert init_db.client_hosts(
+        options(client_host=['app2.example']),
+        target(host='db.example')) == ['app2.example']
+    with pytest.raises(SystemExit, match='--client-host'):
+        init_db.client_hosts(options(), target(host='db.example'),
+                             FakeConnection(user='root@localhost'))
 
 
 def test_create_statements_pass_the_password_as_a_parameter():
-    statements = init_db.create_statements(target(), ['%'])
+    statements = init_db.create_statements(target(), ['app.example'])
     assert statements[0] == (
         'CREATE DATABASE IF NOT EXISTS `zp` CHARACTER SET utf8mb4', ())
     assert statements[1] == (
-        "CREATE USER IF NOT EXISTS 'zp'@'%%' IDENTIFIED BY %s", ('secret',))
-    assert statements[2] == ("ALTER USER 'zp'@'%%' IDENTIFIED BY %s",
-                             ('secret',))
-    assert statements[3] == ("GRANT ALL PRIVILEGES ON `zp`.* TO 'zp'@'%'",
-                             ())
+        "CREATE USER IF NOT EXISTS 'zp'@'app.example' IDENTIFIED BY %s",
+        ('secret',))
+    assert statements[2] == ("ALTER USER 'zp'@'app.example' IDENTIFIED BY "
+                             "%s", ('secret',))
+    assert statements[3] == ("GRANT ALL PRIVILEGES ON `zp`.* TO "
+                             "'zp'@'app.example'", ())
     assert all('secret' not in sql for sql, parameters in statements)
+    assert init_db.create_statements(target(), ['h'], 'other')[1][1] == (
+        'other',)
 
 
 def test_drop_statements_remove_database_and_users():
@@ -134,15 +156,19 @@ def test_administrator_connects_where_told_else_to_the_local_socket():
 
 class FakeConnection:
 
-    def __init__(self):
+    def __init__(self, user='root@localhost'):
         self.executed = []
         self.closed = False
+        self.user = user
 
     def cursor(self):
         return self
 
     def execute(self, sql, parameters=None):
         self.executed.append((sql, parameters))
+
+    def fetchone(self):
+        return (self.user,)
 
     def close(self):
         self.closed = True
@@ -166,9 +192,10 @@ def test_drop_runs_its_statements_and_prints_them_without_the_password(
 
 def test_printed_statements_hide_the_password(capsys):
     init_db.execute(FakeConnection(),
-                    init_db.create_statements(target(), ['%']))
+                    init_db.create_statements(target(), ['app.example']))
     output = capsys.readouterr().out
-    assert "CREATE USER IF NOT EXISTS 'zp'@'%' IDENTIFIED BY '***'" in output
+    assert ("CREATE USER IF NOT EXISTS 'zp'@'app.example' IDENTIFIED BY "
+            "'***'") in output
     assert 'secret' not in output
 
 
@@ -176,3 +203,77 @@ def test_an_unreachable_server_is_named():
     with pytest.raises(SystemExit, match='Cannot connect to MySQL at '
                                          '/nonexistent.sock as root'):
         init_db.connect_admin(options(socket='/nonexistent.sock'), target())
+
+
+# -- the database user's password
+
+
+def test_the_password_from_the_environment_goes_to_the_option_file(
+        tmp_path, monkeypatch):
+    from zope.pipeline.credentials import option_file_password
+    option_file = str(tmp_path / 'var' / 'mysql-client.cnf')
+    monkeypatch.setenv('ZOPE_PIPELINE_DB_PASSWORD', 'a-long-password')
+    assert init_db.database_password(options(), target(
+        passwd=None, read_default_file=option_file)) == 'a-long-password'
+    assert option_file_password(option_file) == 'a-long-password'
+    assert os.stat(option_file).st_mode & 0o777 == 0o600
+
+
+def test_without_a_new_password_the_one_in_the_file_stays_or_one_is_made(
+        tmp_path, monkeypatch):
+    monkeypatch.delenv('ZOPE_PIPELINE_DB_PASSWORD', raising=False)
+    option_file = str(tmp_path / 'mysql-client.cnf')
+    made = init_db.database_password(options(), target(
+        passwd=None, read_default_file=option_file))
+    assert len(made) >= 24
+    assert init_db.database_password(options(), target(
+        passwd=None, read_default_file=option_file)) == made
+    password_file = tmp_path / 'password'
+    password_file.write_text('from-a-file-123\n')
+    assert init_db.database_password(
+        options(db_password_file=str(password_file)),
+        target(passwd=None, read_default_file=option_file)) == \
+        'from-a-file-123'
+
+
+@pytest.mark.parametrize('password', ['zope-pipeline-sample', 'short',
+                                      'with"quote-long'])
+def test_known_short_or_unquotable_passwords_are_refused(
+        tmp_path, monkeypatch, password):
+    monkeypatch.setenv('ZOPE_PIPELINE_DB_PASSWORD', password)
+    with pytest.raises(SystemExit):
+        init_db.database_password(options(), target(
+            passwd=None, read_default_file=str(tmp_path / 'c.cnf')))
+
+
+def test_a_known_passwd_in_the_zconfig_is_refused(monkeypatch):
+    monkeypatch.delenv('ZOPE_PIPELINE_DB_PASSWORD', raising=False)
+    with pytest.raises(SystemExit, match='sets a known password'):
+        init_db.database_password(options(), target(
+            passwd='zope-pipeline-sample'))
+    with pytest.raises(SystemExit, match='neither read_default_file'):
+        init_db.database_password(options(), target(passwd=None))
+    assert init_db.database_password(options(), target(
+        passwd='own-long-password')) == 'own-long-password'
+
+
+def test_the_administrator_password_comes_from_a_file_or_mysql_pwd(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv('MYSQL_PWD', 'from-env')
+    assert init_db.admin_connection_options(
+        options(), target())['passwd'] == 'from-env'
+    secret = tmp_path / 'admin'
+    secret.write_text('from-file\n')
+    assert init_db.admin_connection_options(
+        options(admin_password_file=str(secret)), target())['passwd'] == \
+        'from-file'
+
+
+def test_an_option_file_that_is_a_link_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv('ZOPE_PIPELINE_DB_PASSWORD', 'a-long-password')
+    link = tmp_path / 'mysql-client.cnf'
+    os.symlink(str(tmp_path / 'elsewhere'), str(link))
+    with pytest.raises(SystemExit, match='symbolic link'):
+        init_db.database_password(options(), target(
+            passwd=None, read_default_file=str(link)))
+    assert not os.path.exists(tmp_path / 'elsewhere')

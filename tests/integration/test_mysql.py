@@ -60,8 +60,9 @@ def add_comment(config_path, text):
 
 
 def test_init_db_prepares_a_database_that_keeps_writes_and_drop_removes_it(
-        clean_zope, mysql_site, capsys):
+        clean_zope, mysql_site, capsys, monkeypatch):
     site, database = mysql_site
+    monkeypatch.setenv('ZOPE_PIPELINE_DB_PASSWORD', database['password'])
     assert zope_pipeline(['init-db', site.ini]) == 0
     assert database['db'] in databases()
     # The tables and the root application with the sample content exist.
@@ -83,7 +84,7 @@ def test_init_db_prepares_a_database_that_keeps_writes_and_drop_removes_it(
 def test_two_servers_on_one_database_see_each_others_writes(mysql_site):
     support.need_mod_wsgi()
     site, database = mysql_site
-    result = support.zope_pipeline('init-db', site.ini)
+    result = support.init_db(site, database)
     assert result.returncode == 0, result.stderr
     first = support.ModWsgiServer(site, processes=1, threads=2)
     second = support.ModWsgiServer(site, processes=1, threads=2)

@@ -175,7 +175,7 @@ def test_mod_wsgi_becomes_mod_wsgi_express_in_daemon_mode(
     with open(script) as stream:
         text = stream.read()
     assert repr(ini) in text
-    assert 'wsgi_application(' in text
+    assert 'load_site(' in text
     assert 'http://127.0.0.2:8123/' in capsys.readouterr().out
 
 
@@ -235,7 +235,8 @@ def test_admin_processes_0_serves_admin_urls_in_the_site_group(
     zope_pipeline(['serve', write_site(site_dir), '--mod-wsgi',
                    '--server-root', root, '--admin-processes', '0'])
     [command] = exec_calls
-    assert 'include-file' not in serve_options(command)
+    assert serve_options(command)['include-file'] == os.path.join(
+        root, 'security.conf')
     assert not os.path.exists(os.path.join(root, 'admin.conf'))
     assert '@@edit' not in capsys.readouterr().out
 
@@ -383,10 +384,12 @@ def test_wsgi_script_loads_the_site_and_opens_its_database(
 
 
 def test_wsgi_script_refuses_more_daemon_threads_than_connections(
-        clean_zope, site_dir, mod_wsgi_module):
+        clean_zope, site_dir, mod_wsgi_module, caplog):
     mod_wsgi_module.threads_per_process = 20
-    with pytest.raises(SystemExit, match='mod_wsgi threads_per_process'):
-        serve.wsgi_application(write_site(site_dir))
+    application = serve.wsgi_application(write_site(site_dir))
+    response = webtest.TestApp(application).get('/folder/page', status=503)
+    assert 'Site unavailable' in response.text
+    assert 'mod_wsgi threads_per_process' in application.reason
 
 
 def test_outside_mod_wsgi_a_wsgi_script_checks_no_threads(
@@ -427,7 +430,8 @@ def test_logging_comes_from_the_ini_when_it_has_loggers(site_dir):
 
 def test_site_path_is_published_at_the_root_url(make_testapp):
     app = make_testapp(SITE_ZCML, {'open_root': {
-        'populate': 'zope.pipeline.sample.content.populate'}})
+        'populate': 'zope.pipeline.sample.content.populate'},
+        'virtual_host': {'allowed_hosts': 'www.example.com example.com'}})
     mapped = webtest.TestApp(serve.SiteAtRoot(app.app, '/folder/'),
                              extra_environ={'REMOTE_ADDR': '127.0.0.1'},
                              lint=True)
@@ -439,17 +443,9 @@ def test_site_path_is_published_at_the_root_url(make_testapp):
     assert 'href="http://example.com:8080/site/page/item-01"' in page.text
 
 
-def test_host_and_port_of_a_request():
-    assert serve.host_and_port({'HTTP_HOST': 'a.example:81'}) == \
-        ('a.example', '81')
-    assert serve.host_and_port({'HTTP_HOST': 'a.example',
-                                'wsgi.url_scheme': 'https'}) == \
-        ('a.example', '443')
-    assert serve.host_and_port({'HTTP_HOST': '[::1]'}) == ('[::1]', '80')
-    assert serve.host_and_port({'SERVER_NAME': 'b.example',
-                                'SERVER_PORT': '8080'}) == \
-        ('b.example', '8080')
+def test_site_path_is_normalised():
     assert serve.SiteAtRoot(None, '/').site_path == ''
+    assert serve.SiteAtRoot(None, 'folder/').site_path == '/folder'
 
 
 # -- waitress
@@ -470,7 +466,9 @@ def test_waitress_serves_after_opening_the_database(
         assert signal.getsignal(signal.SIGTERM) is serve.exit_on_signal
     finally:
         signal.signal(signal.SIGTERM, previous)
-    assert served == [{'host': '127.0.0.2', 'port': 8125, 'threads': 4}]
+    assert served == [{'host': '127.0.0.2', 'port': 8125, 'threads': 4,
+                       'max_request_body_size': 100 << 20,
+                       'clear_untrusted_proxy_headers': False}]
     assert os.path.exists(os.path.join(site_dir, 'var', 'data',
                                        'main.sqlite3'))
     assert 'http://127.0.0.2:8125/ (waitress' in capsys.readouterr().out

@@ -1,7 +1,8 @@
 """etc/app.wsgi under a system Apache configured by
 etc/apache/zope-pipeline.conf: the site's daemon processes serve the page,
-administrative URLs go to their own daemon process group, and HTTP Basic
-credentials reach the application."""
+administrative URLs go to their own daemon process group, HTTP Basic
+credentials reach the application (an administrator `zope-pipeline
+adduser` made), and TRACE is refused."""
 
 import base64
 import os
@@ -50,17 +51,36 @@ def module_config():
     return result.stdout
 
 
+#: The administrator's password (given to adduser in its environment).
+PASSWORD = 'system-apache-admin-password'
+
+
 def make_project(directory):
-    """A copy of etc/ (app.wsgi, deploy.ini, site.zcml, zodb-sqlite.conf,
-    apache/) with a var/ the daemon processes may write."""
-    shutil.copytree(os.path.join(ROOT, 'etc'), os.path.join(directory, 'etc'))
+    """A copy of etc/ (app.wsgi, site.zcml, zodb-sqlite.conf, apache/) with
+    a var/ the daemon processes may write, and an ini for them, site.ini:
+    deploy.ini (SQLite) with the production site and an administrator
+    made by `zope-pipeline adduser`.  Returns (Apache's directory, the
+    ini)."""
+    etc = os.path.join(directory, 'etc')
+    shutil.copytree(os.path.join(ROOT, 'etc'), etc)
     var = os.path.join(directory, 'var')
     os.mkdir(var)
     entry = pwd.getpwnam('www-data')
     os.chown(var, entry.pw_uid, entry.pw_gid)
+    ini = os.path.join(etc, 'site.ini')
+    with open(os.path.join(etc, 'deploy.ini')) as stream:
+        text = stream.read()
+    with open(ini, 'w') as stream:
+        stream.write(text.replace(
+            'site_zcml = site-dev.zcml',
+            'site_zcml = site.zcml\nprincipals_zcml = ../var/principals.zcml'))
+    result = support.zope_pipeline(
+        'adduser', ini, '--login', 'boss', '--owner', 'www-data',
+        env={'ZOPE_PIPELINE_PASSWORD': PASSWORD})
+    assert result.returncode == 0, result.stderr
     apache = os.path.join(directory, 'apache')
     os.mkdir(apache)
-    return apache
+    return apache, ini
 
 
 class SystemApache:
@@ -71,12 +91,16 @@ class SystemApache:
         self.port = port
         self.process = None
 
-    def start(self, timeout=120):
+    def start(self, timeout=120, ini=None):
         apache2 = shutil.which('apache2') or shutil.which('httpd')
+        environment = dict(os.environ)
+        environment.pop('ZOPE_PIPELINE_INI', None)
+        if ini is not None:
+            environment['ZOPE_PIPELINE_INI'] = ini
         self.process = subprocess.Popen(
             [apache2, '-f', self.conf, '-DFOREGROUND'],
             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-            start_new_session=True)
+            start_new_session=True, env=environment)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             assert self.process.poll() is None, self.log()
@@ -110,7 +134,7 @@ def test_system_apache_serves_app_wsgi_with_a_separate_admin_group():
     support.need_mod_wsgi()
     need(os.geteuid() == 0, 'Apache switches to www-data only as root')
     with support.scratch_directory() as directory:
-        apache = make_project(directory)
+        apache, ini = make_project(directory)
         port = support.free_port()
         conf = os.path.join(apache, 'httpd.conf')
         with open(conf, 'w') as stream:
@@ -120,13 +144,20 @@ def test_system_apache_serves_app_wsgi_with_a_separate_admin_group():
                 'venv': sys.prefix})
         server = SystemApache(conf, os.path.join(apache, 'error.log'), port)
         try:
-            server.start()
+            server.start(ini=ini)
             status, headers, page = support.request(port, support.PAGE)
             site_pids = {support.request(port, support.PAGE)[1][
                 'X-Pipeline-Pid'] for _ in range(20)}
             status_anonymous, challenge, _ = support.request(
                 port, support.PAGE + '/@@edit')
-            token = base64.b64encode(b'admin:admin').decode()
+            token = base64.b64encode(b'boss:' + PASSWORD.encode()).decode()
+            status_sample_admin = support.request(
+                port, support.PAGE + '/@@edit', headers={
+                    'Authorization': 'Basic ' + base64.b64encode(
+                        b'admin:admin').decode()})[0]
+            status_trace, _, trace_body = support.request(
+                port, '/', method='TRACE',
+                headers={'Cookie': 'session=stolen-by-trace'})
             status_admin, admin_headers, form = support.request(
                 port, support.PAGE + '/@@edit',
                 headers={'Authorization': 'Basic ' + token})
@@ -141,6 +172,9 @@ def test_system_apache_serves_app_wsgi_with_a_separate_admin_group():
     assert status_anonymous == 401
     assert challenge['WWW-Authenticate'].lower().startswith('basic')
     assert status_admin == 200, form
+    assert status_sample_admin == 401
+    assert status_trace == 405
+    assert 'stolen-by-trace' not in trace_body
     assert 'name="title"' in form
     assert headers['X-Pipeline-Process-Group'] == 'zope-pipeline'
     assert admin_headers['X-Pipeline-Process-Group'] == \

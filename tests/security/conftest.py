@@ -15,7 +15,7 @@ import zope.testing.cleanup
 from tests.conftest import ROOT
 from zope.pipeline import storage
 
-SITE_ZCML = os.path.join(ROOT, 'etc', 'site.zcml')
+SITE_ZCML = os.path.join(ROOT, 'etc', 'site-dev.zcml')
 POPULATE = 'zope.pipeline.sample.content.populate'
 #: Bodies above this many bytes are refused with 413 in these tests.
 MAX_BODY = 100000

@@ -140,7 +140,8 @@ def test_forwarded_headers_from_an_untrusted_address_are_ignored(
 def test_forwarded_host_from_a_trusted_proxy_is_believed(clean_zope):
     """The contrast: the same header from a listed proxy changes links."""
     site = RawClient(build_site(SECURITY_ZCML, site_settings(
-        virtual_host={'trusted_proxies': '10.0.0.0/8'})))
+        virtual_host={'trusted_proxies': '10.0.0.0/8',
+                      'allowed_hosts': 'localhost proxy.example'})))
     response = get(site, '/', {'HTTP_X_FORWARDED_HOST': 'proxy.example'},
                    REMOTE_ADDR='10.1.2.3')
     assert b'http://proxy.example/folder' in links_in(response.body)

@@ -3,7 +3,6 @@
 import io
 import os
 import wsgiref.util
-from wsgiref.validate import validator
 
 import pytest
 import webtest
@@ -229,39 +228,20 @@ def test_the_view_stage_copies_the_view_name_even_when_the_call_fails():
     assert ok({}, None) == [b'ok']
 
 
-def test_the_prometheus_path_is_answered_for_loopback_clients(make_stage):
-    passed = []
-    stage = make_stage(lambda environ, start_response: (
-        passed.append(environ['PATH_INFO']),
-        start_response('404 Not Found', [('Content-Type', 'text/plain')]),
-        [b'app'])[2])
-    app = webtest.TestApp(validator(stage))
-    for address in ('127.0.0.1', '::1', '127.3.4.5'):
-        response = app.get('/_metrics', extra_environ={
-            'REMOTE_ADDR': address})
-        assert response.content_type == 'text/plain'
-        assert 'zope_pipeline_requests_total' in response.text
-    assert app.head('/_metrics', extra_environ={
-        'REMOTE_ADDR': '127.0.0.1'}).body == b''
-    assert passed == []
-    for address in ('192.0.2.1', 'not an address', ''):
-        app.get('/_metrics', status=404,
-                extra_environ={'REMOTE_ADDR': address})
-    app.post('/_metrics', status=404,
-             extra_environ={'REMOTE_ADDR': '127.0.0.1'})
-    assert passed == ['/_metrics'] * 4
-
-
-def test_the_endpoint_path_and_clients_are_settings(make_stage):
-    stage = make_stage(lambda environ, start_response: [],
-                       path='/ops/metrics', allow='192.0.2.0/24')
-    app = webtest.TestApp(stage)
-    app.get('/ops/metrics', extra_environ={'REMOTE_ADDR': '192.0.2.9'})
+def test_a_request_an_outer_stage_marks_unmetered_is_not_counted(
+        make_stage):
+    def endpoint(environ, start_response):
+        environ[keys.UNMETERED] = True
+        start_response('200 OK', [('Content-Type', 'text/plain')])
+        return [b'metrics']
+    stage = make_stage(endpoint)
+    body, started, _ = call(stage)
+    assert body == [b'metrics'] and started == ['200 OK']
+    assert drained(stage) == []
+    assert not stage.collector.active
 
 
 @pytest.mark.parametrize('setting, value, message', [
-    ('path', 'metrics', "metrics.path must start with '/'"),
-    ('allow', '10.0.0.0/33', 'metrics.allow'),
     ('buckets', '1 0.5', 'metrics.buckets'),
     ('statsd', 'localhost', 'metrics.statsd'),
 ])

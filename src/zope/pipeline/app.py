@@ -1,5 +1,6 @@
 """Building the publisher: ZCML, settings and the paste.deploy factory."""
 
+import logging
 import os
 
 from zope.configuration import config
@@ -9,7 +10,10 @@ from zope.configuration.exceptions import ConfigurationError
 from zope.pipeline import security
 from zope.pipeline.publisher import Publisher
 from zope.pipeline.registry import PipelineRegistry
+from zope.pipeline.settings import BOOLEANS
 from zope.pipeline.settings import split_settings
+
+logger = logging.getLogger('zope.pipeline.app')
 
 #: The ZCML a site gets when its ini names none.
 DEFAULT_SITE_ZCML = os.path.join(os.path.dirname(__file__), 'site.zcml')
@@ -22,22 +26,35 @@ PIPELINE_ZCML = os.path.join(os.path.dirname(__file__), 'pipeline.zcml')
 built = []
 
 
-def load_zcml(site_zcml):
-    """Execute ``site_zcml``; return the PipelineRegistry it filled."""
+def load_zcml(site_zcml, principals_zcml=None):
+    """Execute ``site_zcml``, then ``principals_zcml`` if given (in the
+    same configuration, so conflicts between them are found); return the
+    PipelineRegistry they filled."""
     if not os.path.exists(site_zcml):
         raise ConfigurationError("The site ZCML file %s does not exist."
                                  % site_zcml)
     context = config.ConfigurationMachine()
     xmlconfig.registerCommonDirectives(context)
-    xmlconfig.file(site_zcml, context=context)
+    xmlconfig.file(site_zcml, context=context, execute=False)
+    if principals_zcml:
+        xmlconfig.file(principals_zcml, context=context, execute=False)
+    context.execute_actions()
     registry = getattr(context, 'pipeline_registry', None)
     return registry if registry is not None else PipelineRegistry()
 
 
 def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
-             where_settings='the application settings'):
-    """Load the site's ZCML and return its Publisher."""
-    publisher = Publisher(load_zcml(site_zcml), settings, where_settings)
+             where_settings='the application settings', principals_zcml=None,
+             demo=False):
+    """Load the site's ZCML (and its principals) and return its Publisher.
+
+    ``demo`` is recorded on the publisher (``publisher.demo``) for the
+    servers' known-password check (zope.pipeline.credentials).
+    """
+    publisher = Publisher(load_zcml(site_zcml, principals_zcml), settings,
+                          where_settings)
+    publisher.demo = demo
+    publisher.principals_zcml = principals_zcml
     # Every checker exists now: stop the C checker's leak on them.
     security.apply()
     built.append(publisher)
@@ -65,11 +82,39 @@ def make_publisher_for_loaded_site(settings=None,
     return Publisher(load_zcml(pipeline_zcml), settings, where_settings)
 
 
+def principals_file(here, options, where):
+    """The ``principals_zcml`` file named by the ini, or None (a missing
+    file is logged: nobody can log in as administrator then)."""
+    name = options.get('principals_zcml', '').strip()
+    if not name:
+        return None
+    path = os.path.normpath(os.path.join(here, name))
+    if not os.path.exists(path):
+        logger.warning(
+            'The principals file %s (principals_zcml in %s) does not exist: '
+            'the site has no administrator.  Create one with '
+            '`zope-pipeline adduser INI --login LOGIN`.', path, where)
+        return None
+    return path
+
+
+def demo_option(options, where):
+    text = options.get('demo', 'false').strip().lower()
+    if text not in BOOLEANS:
+        raise ConfigurationError(
+            "demo = %r in %s: expected one of: true, false, yes, no, on, "
+            "off, 1, 0." % (options['demo'], where))
+    return BOOLEANS[text]
+
+
 def app_factory(global_conf, **local_conf):
     """paste.deploy ``app_factory``: ``use = egg:zope.pipeline#main``.
 
     ``site_zcml`` (relative to the ini's directory) names the site's ZCML;
-    every other key is a stage setting, ``<stage>.<key> = value``.
+    ``principals_zcml`` a ZCML file of principals loaded after it (see
+    ``zope-pipeline adduser``); ``demo = true`` allows known passwords
+    beyond loopback (zope.pipeline.credentials); every other key is a stage
+    setting, ``<stage>.<key> = value``.
     """
     ini = global_conf.get('__file__')
     where_settings = ('the application section of %s' % ini if ini
@@ -78,4 +123,6 @@ def app_factory(global_conf, **local_conf):
     here = global_conf.get('here') or os.getcwd()
     site_zcml = os.path.join(here, options.get('site_zcml',
                                                DEFAULT_SITE_ZCML))
-    return make_app(site_zcml, settings, where_settings)
+    return make_app(site_zcml, settings, where_settings,
+                    principals_file(here, options, where_settings),
+                    demo_option(options, where_settings))

@@ -12,6 +12,7 @@ COMMANDS = (
     'zope.pipeline.commands.show_pipeline',
     'zope.pipeline.commands.serve',
     'zope.pipeline.commands.init_db',
+    'zope.pipeline.commands.adduser',
     'zope.pipeline.commands.bench',
 )
 

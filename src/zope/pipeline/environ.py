@@ -36,3 +36,12 @@ DEBUG = 'zope.pipeline.debug'
 #: (zope.testbrowser's ``handleErrors = False``, the test layers'
 #: ``http(..., handle_errors=False)``), as the classic publisher did.
 HANDLE_ERRORS = 'wsgi.handleErrors'
+#: The client's IP address after trusted proxies (virtual_host): the
+#: connection's, or the one a trusted proxy forwarded; '' when unknown.
+CLIENT_ADDRESS = 'zope.pipeline.client_address'
+#: Set by server-side code only (``SiteAtRoot``): the path of the object
+#: published at the root URL; virtual_host maps it through ``++vh++``.
+SITE_ROOT = 'zope.pipeline.site_root'
+#: Set by an outer stage that answered a request metrics must not count
+#: (the metrics endpoint's own scrapes).
+UNMETERED = 'zope.pipeline.unmetered'

@@ -8,6 +8,11 @@ from zope.schema.interfaces import ValidationError
 #: Keys of the paste.deploy section that are not stage settings.
 PUBLISHER_OPTIONS = {
     'site_zcml': 'The ZCML file that configures the site (and its stages).',
+    'principals_zcml': 'A ZCML file of principals and their grants, loaded '
+                       'after site_zcml (written by `zope-pipeline '
+                       'adduser`).',
+    'demo': 'true: a demonstration site, which may be served beyond '
+            'loopback with known passwords (with a warning).',
 }
 
 

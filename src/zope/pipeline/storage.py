@@ -12,10 +12,8 @@ RelStorage writes its persistent cache.  A database that cannot be opened
 import atexit
 import contextlib
 import fcntl
-import hashlib
 import logging
 import os
-import tempfile
 import threading
 import time
 
@@ -126,15 +124,16 @@ def first_open_lock(config_path):
     processes starting together fail with 'File exists', 'table already
     exists' or a ConflictError.  Opening (and bootstrapping) under this
     lock makes the second process find a complete database.
+
+    The lock is the ZConfig file itself (``flock`` on a read-only
+    descriptor): every process that opens the database can read it, and
+    no lock file is made in a shared directory such as /tmp, where another
+    user could prepare it.
     """
     if not config_path:
         yield
         return
-    digest = hashlib.sha256(
-        os.path.realpath(config_path).encode('utf-8')).hexdigest()[:16]
-    path = os.path.join(tempfile.gettempdir(),
-                        'zope.pipeline-open-%s.lock' % digest)
-    handle = open_lock_file(path)
+    handle = open_lock_file(config_path)
     try:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
@@ -146,17 +145,8 @@ def first_open_lock(config_path):
 
 
 def open_lock_file(path):
-    """A descriptor to flock ``path`` with, created if missing.
-
-    Read-only, so a process of another user (mod_wsgi's www-data after a
-    root process made the file, or the reverse) can lock it too; without
-    O_CREAT when it exists, which sticky /tmp refuses for another user's
-    file (fs.protected_regular).
-    """
-    try:
-        return os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+    """A read-only descriptor of ``path`` (an existing file) to flock."""
+    return os.open(path, os.O_RDONLY | getattr(os, 'O_CLOEXEC', 0))
 
 
 class ProcessDatabase:

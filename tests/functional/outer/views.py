@@ -7,6 +7,8 @@ import transaction
 from zope.security.proxy import removeSecurityProxy
 from zope.traversing.browser import absoluteURL
 
+from zope.pipeline.environ import CLIENT_ADDRESS
+
 from . import plan
 from . import seen
 from .failures import fail_if_planned
@@ -61,6 +63,7 @@ class UrlsView(View):
             'url': self.request.getURL(),
             'context_url': absoluteURL(self.context, self.request),
             'application_url': self.request.getApplicationURL(),
+            'client_address': environ.get(CLIENT_ADDRESS),
             'forwarded_keys': sorted(key for key in FORWARDED_KEYS
                                      if key in environ)})
 

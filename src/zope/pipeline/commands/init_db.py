@@ -1,34 +1,52 @@
 """Create the MySQL (MariaDB) database and user that an ini's storage
-names, and give the user every right on that database.
+names, with a password nobody else knows, and give the user every right
+on that database.
 
 The ini's ``open_root.zodb_config`` names a ZConfig file with a RelStorage
-``<mysql>`` section; its ``db``, ``user`` and ``passwd`` are created with
-administrator credentials (``--admin-user``, ``--admin-password``; root
-through the server's socket by default).  The user may connect from the
-host the application connects from: ``localhost`` and ``127.0.0.1`` when
-the database is on this machine, else any host (``%``), or the
-``--client-host`` values.  Then it opens the database as the application
+``<mysql>`` section.  Its ``db`` and ``user`` are created with
+administrator credentials (``--admin-user``, root through the server's
+socket by default; the administrator's password from
+``--admin-password-file`` or ``$MYSQL_PWD``).  The user's password goes
+to the MySQL option file the section's ``read_default_file`` names
+(``[client] password``, readable by its owner only; ``--owner`` gives it
+to the server's user): taken from ``--db-password-file``,
+``$ZOPE_PIPELINE_DB_PASSWORD`` or a prompt (``--db-password-prompt``),
+else the one already in that file, else a new random one.  Passwords are
+never command-line arguments, which ``ps`` shows.  (A section with
+``passwd`` instead keeps it, unless it is a known password.)  The user may
+connect from the app server's host only: ``localhost`` and ``127.0.0.1``
+when the database is on this machine, else the host this machine
+connects from as the server sees it, or the ``--client-host`` values;
+never any host (``%``).  Then it opens the database as the application
 will, so RelStorage creates its tables and the root application is
-created with the site's content: servers starting together on several
-machines later find a complete database.  Running it again changes nothing
-but the password, set again from the ZConfig file.  ``--drop`` removes the
-database and the user instead.
+created with the site's content.  Running it again changes nothing but
+the password when a new one is given.  ``--drop`` removes the database
+and the user instead.
 """
 
+import getpass
 import os
 import re
+import secrets
+import sys
 
 NAME = 'init-db'
 HELP = 'create the MySQL database and user named by an ini\'s storage'
 
 #: Where Debian's MariaDB listens when no host is given.
 DEFAULT_SOCKET = '/run/mysqld/mysqld.sock'
+#: Where the database user's password may come from.
+DB_PASSWORD_VARIABLE = 'ZOPE_PIPELINE_DB_PASSWORD'
+#: The MySQL administrator's password (as the mysql client reads it).
+ADMIN_PASSWORD_VARIABLE = 'MYSQL_PWD'
+#: Characters a password written to an option file may not hold.
+OPTION_FILE_FORBIDDEN = re.compile(r'["\\\x00-\x1f\x7f]')
 #: Hosts that mean "this machine".
 LOCAL_HOSTS = ('', 'localhost', '127.0.0.1', '::1')
 
 NAME_RE = re.compile(r'^[A-Za-z0-9_]{1,64}$')
 USER_RE = re.compile(r'^[A-Za-z0-9_.-]{1,80}$')
-HOST_RE = re.compile(r'^[A-Za-z0-9_.%:-]{1,255}$')
+HOST_RE = re.compile(r'^[A-Za-z0-9_.:-]{1,255}$')
 
 
 def add_arguments(parser):
@@ -38,8 +56,19 @@ def add_arguments(parser):
                         help='application name in the ini (default: main)')
     parser.add_argument('--admin-user', default='root',
                         help='administrator account (default: root)')
-    parser.add_argument('--admin-password', default='',
-                        help='its password (default: empty)')
+    parser.add_argument('--admin-password-file', metavar='FILE',
+                        help="its password, the first line of FILE (else "
+                        "$%s, else empty)" % ADMIN_PASSWORD_VARIABLE)
+    parser.add_argument('--db-password-file', metavar='FILE',
+                        help="the database user's password, the first line "
+                        "of FILE (else $%s, else the one in the option file "
+                        "read_default_file names, else a new random one)"
+                        % DB_PASSWORD_VARIABLE)
+    parser.add_argument('--db-password-prompt', action='store_true',
+                        help="ask for the database user's password")
+    parser.add_argument('--owner', metavar='USER',
+                        help='give the option file to USER (the server\'s '
+                        'user, e.g. www-data for a system Apache)')
     parser.add_argument('--host', help='server to connect to as '
                         "administrator (default: the socket, or the "
                         "ZConfig's host when it is not this machine)")
@@ -49,28 +78,152 @@ def add_arguments(parser):
     parser.add_argument('--client-host', action='append', default=None,
                         help='host the application connects from (may be '
                         'repeated; default: localhost and 127.0.0.1 for a '
-                        'local server, else %%)')
+                        'local server, else this machine as the server '
+                        'sees it); never %%')
     parser.add_argument('--drop', action='store_true',
                         help='drop the database and the user instead')
 
 
 def run(args):
-    config_path = zodb_config_of(os.path.abspath(args.ini), args.name)
+    ini = os.path.abspath(args.ini)
+    config_path = zodb_config_of(ini, args.name)
     target = mysql_target(config_path)
-    hosts = args.client_host or client_hosts(target)
-    statements = (drop_statements(target, hosts) if args.drop
-                  else create_statements(target, hosts))
+    password = None if args.drop else database_password(args, target)
     connection = connect_admin(args, target)
     try:
+        hosts = client_hosts(args, target, connection)
+        statements = (drop_statements(target, hosts) if args.drop
+                      else create_statements(target, hosts, password))
         execute(connection, statements)
     finally:
         connection.close()
     if not args.drop:
-        prepare_database(os.path.abspath(args.ini), args.name)
+        prepare_database(ini, args.name)
     action = 'Dropped' if args.drop else 'Ready'
     print('%s: database %s, user %s@%s' % (
         action, target['db'], target['user'], ','.join(hosts)))
+    if not args.drop:
+        remind_administrator(ini, args.name)
     return 0
+
+
+def remind_administrator(ini, name):
+    """Say how to create the administrator when the site has none yet."""
+    from zope.pipeline.commands.adduser import principals_path
+    try:
+        path = principals_path(ini, name)
+    except SystemExit:
+        return
+    if not os.path.exists(path):
+        print('The site has no administrator yet: zope-pipeline adduser %s '
+              '--login LOGIN' % ini)
+
+
+# -- secrets
+
+
+def read_secret(path, variable, prompt=None, confirm=True):
+    """A secret from the first line of ``path``, else the environment
+    variable, else a prompt (when ``prompt`` is given and there is a
+    terminal); None when there is none."""
+    if path:
+        try:
+            with open(path) as stream:
+                return stream.readline().rstrip('\r\n')
+        except OSError as error:
+            raise SystemExit('Cannot read the password file %s: %s'
+                             % (path, error.strerror))
+    if os.environ.get(variable):
+        return os.environ[variable]
+    if prompt is None:
+        return None
+    if not sys.stdin.isatty():
+        raise SystemExit('No password: give it in a file (see --help), in '
+                         '$%s, or run this on a terminal to be asked.'
+                         % variable)
+    first = getpass.getpass(prompt)
+    if confirm and getpass.getpass('Again: ') != first:
+        raise SystemExit('The two passwords differ.')
+    return first
+
+
+def give_to_owner(path, owner):
+    """Give ``path`` (never through a link) to the user ``owner``."""
+    import pwd
+
+    from zope.pipeline.privatefiles import give_to
+    try:
+        entry = pwd.getpwnam(owner)
+    except KeyError:
+        raise SystemExit('--owner %r: no such user.' % owner)
+    give_to(path, entry.pw_uid, entry.pw_gid)
+
+
+def database_password(args, target):
+    """The database user's password (see the module's docstring); written
+    to the option file when the ZConfig names one."""
+    from zope.pipeline.credentials import KNOWN_PASSWORDS
+    from zope.pipeline.credentials import option_file_password
+    supplied = read_secret(
+        args.db_password_file, DB_PASSWORD_VARIABLE,
+        "Password of the database user %s: " % target['user']
+        if args.db_password_prompt else None)
+    if supplied is not None and (supplied in KNOWN_PASSWORDS or
+                                 len(supplied) < 10):
+        raise SystemExit('That database password is known or too short '
+                         '(at least 10 characters): choose another.')
+    option_file = target['read_default_file']
+    if not option_file:
+        return config_password(target, supplied)
+    existing = option_file_password(option_file) \
+        if os.path.exists(option_file) else None
+    password = supplied or existing or secrets.token_urlsafe(24)
+    if password != existing:
+        write_option_file(option_file, password)
+    if args.owner:
+        give_to_owner(option_file, args.owner)
+    return password
+
+
+def config_password(target, supplied):
+    """The ``passwd`` of a ``<mysql>`` section without an option file."""
+    from zope.pipeline.credentials import KNOWN_PASSWORDS
+    password = target['passwd']
+    where = target['config']
+    if not password:
+        raise SystemExit(
+            'The <mysql> section of %s has neither read_default_file nor '
+            'passwd: add `read_default_file $here/../var/mysql-client.cnf`'
+            ', where this command writes the password.' % where)
+    if password in KNOWN_PASSWORDS:
+        raise SystemExit(
+            'The <mysql> section of %s sets a known password (passwd %s): '
+            'remove passwd and add `read_default_file '
+            '$here/../var/mysql-client.cnf`, where this command writes a '
+            'password of its own.' % (where, password))
+    if supplied is not None and supplied != password:
+        raise SystemExit(
+            'The <mysql> section of %s sets passwd, which the application '
+            'connects with: change it there, or replace it with '
+            'read_default_file to let this command write the password.'
+            % where)
+    return password
+
+
+def write_option_file(path, password):
+    """Write a MySQL option file with the client password, owner only."""
+    from zope.pipeline.privatefiles import UnsafePathError
+    from zope.pipeline.privatefiles import write_secret
+    if OPTION_FILE_FORBIDDEN.search(password):
+        raise SystemExit('The database password may not hold quotes, '
+                         'backslashes or control characters.')
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    try:
+        write_secret(path, '# The database password of zope.pipeline, '
+                     'written by `zope-pipeline init-db`.\n[client]\n'
+                     'password="%s"\n' % password)
+    except UnsafePathError as error:
+        raise SystemExit(str(error))
 
 
 def prepare_database(ini, name='main'):
@@ -113,7 +266,9 @@ def mysql_target(config_path):
                          % config_path)
     section = adapter.config
     target = {key: getattr(section, key, None) for key in (
-        'db', 'user', 'passwd', 'host', 'port', 'unix_socket')}
+        'db', 'user', 'passwd', 'host', 'port', 'unix_socket',
+        'read_default_file')}
+    target['config'] = config_path
     check_names(target, config_path)
     return target
 
@@ -132,30 +287,66 @@ def is_local(target):
         LOCAL_HOSTS
 
 
-def client_hosts(target):
-    return ['localhost', '127.0.0.1'] if is_local(target) else ['%']
+def client_hosts(args, target, connection=None):
+    """Hosts the user may connect from: ``--client-host``, else this
+    machine (``localhost``, ``127.0.0.1``) for a local server, else the
+    host of the administrator's connection as the server sees it."""
+    if args.client_host:
+        return [checked_host(host) for host in args.client_host]
+    if is_local(target):
+        return ['localhost', '127.0.0.1']
+    host = connection_host(connection)
+    if host in (None, '', 'localhost'):
+        raise SystemExit(
+            'The database server %s is not on this machine, and this '
+            'connection does not say where the app server connects from: '
+            'name its host with --client-host.' % target['host'])
+    return [checked_host(host)]
+
+
+def connection_host(connection):
+    """This client's host as the server sees it (``USER()``'s host)."""
+    if connection is None:
+        return None
+    cursor = connection.cursor()
+    try:
+        cursor.execute('SELECT USER()')
+        user = cursor.fetchone()[0]
+    finally:
+        cursor.close()
+    if isinstance(user, bytes):
+        user = user.decode('utf-8')
+    return user.rpartition('@')[2]
+
+
+def checked_host(host):
+    if '%' in host:
+        raise SystemExit(
+            'Client host %r: a wildcard would let the database user in from '
+            'anywhere; name each app server\'s host with --client-host.'
+            % host)
+    if not HOST_RE.match(host):
+        raise SystemExit('Bad client host %r.' % host)
+    return host
 
 
 def account(user, host):
-    if not HOST_RE.match(host):
-        raise SystemExit('Bad client host %r.' % host)
-    return "'%s'@'%s'" % (user, host)
+    return "'%s'@'%s'" % (user, checked_host(host))
 
 
-def create_statements(target, hosts):
+def create_statements(target, hosts, password=None):
     """(SQL, parameters) that create the database and the user."""
-    db, user, password = target['db'], target['user'], target['passwd'] or ''
+    db, user = target['db'], target['user']
+    if password is None:
+        password = target['passwd'] or ''
     statements = [('CREATE DATABASE IF NOT EXISTS `%s` CHARACTER SET utf8mb4'
                    % db, ())]
     for host in hosts:
         name = account(user, host)
-        # With parameters, MySQLdb formats the statement with %: a host
-        # like '%' must be written '%%' there.
-        escaped = name.replace('%', '%%')
         statements += [
-            ('CREATE USER IF NOT EXISTS %s IDENTIFIED BY %%s' % escaped,
+            ('CREATE USER IF NOT EXISTS %s IDENTIFIED BY %%s' % name,
              (password,)),
-            ('ALTER USER %s IDENTIFIED BY %%s' % escaped, (password,)),
+            ('ALTER USER %s IDENTIFIED BY %%s' % name, (password,)),
             ('GRANT ALL PRIVILEGES ON `%s`.* TO %s' % (db, name), ()),
         ]
     return statements
@@ -170,7 +361,9 @@ def drop_statements(target, hosts):
 
 def admin_connection_options(args, target):
     """How to reach the server as administrator."""
-    options = {'user': args.admin_user, 'passwd': args.admin_password}
+    password = read_secret(args.admin_password_file,
+                           ADMIN_PASSWORD_VARIABLE) or ''
+    options = {'user': args.admin_user, 'passwd': password}
     if args.socket:
         options['unix_socket'] = args.socket
     elif args.host:

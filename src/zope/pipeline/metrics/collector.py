@@ -135,6 +135,10 @@ class Collector:
         self.active.add(record)
         return record
 
+    def forget(self, record):
+        """Drop a request that is not to be counted (a scrape)."""
+        self.active.discard(record)
+
     def finish(self, record, moment):
         """Hand over a request whose body was closed at ``moment``."""
         record.end = moment

@@ -15,7 +15,10 @@ happens under an exclusive ``flock`` on ``.lock``.
 
 A directory made automatically for one run of a server (under mod_wsgi)
 records that server's parent pid in ``parent``; the next group to start
-removes the directories of servers that are gone.
+removes the directories of servers that are gone (only its own user's).
+The directory must be private (``zope.pipeline.privatefiles``): made with
+mode 0700, or an existing one owned by this user and writable by nobody
+else, never a symbolic link.
 """
 
 import contextlib
@@ -26,6 +29,9 @@ import shutil
 import tempfile
 
 from zope.pipeline.metrics.histogram import merge_counts
+from zope.pipeline.privatefiles import UnsafePathError
+from zope.pipeline.privatefiles import check_private_directory
+from zope.pipeline.privatefiles import private_directory
 
 RETIRED = 'retired.json'
 LOCK = '.lock'
@@ -58,6 +64,10 @@ def sweep_abandoned(directory):
         if not sibling.startswith(prefix) or path == directory:
             continue
         try:
+            check_private_directory(path)
+        except (OSError, UnsafePathError):
+            continue  # not ours: never touched
+        try:
             with open(os.path.join(path, PARENT)) as source:
                 parent = int(source.read().strip())
         except (OSError, ValueError):
@@ -75,7 +85,9 @@ class GroupState:
 
     def __init__(self, directory, parent=None):
         self.directory = directory
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+        parent_directory = os.path.dirname(os.path.abspath(directory))
+        os.makedirs(parent_directory, mode=0o700, exist_ok=True)
+        private_directory(directory)
         if parent is not None:
             path = os.path.join(directory, PARENT)
             if not os.path.exists(path):

@@ -15,7 +15,8 @@ filtered in its first chunks only (up to the end of its head, at most
 With ``fix_relative_links.mode = redirect``, a GET or HEAD for a page that
 a default view completed, by a URL without a trailing slash, is answered
 with a permanent redirect to the URL with the slash instead (where relative
-links work without a base); everything else still gets the base tag.
+links work without a base), never to another host than the request's;
+everything else still gets the base tag.
 """
 
 import codecs
@@ -28,6 +29,7 @@ from zope.schema import Choice
 from zope.schema import Int
 
 from zope.pipeline import environ as keys
+from zope.pipeline.hosts import on_host
 from zope.pipeline.stages.call import emit
 from zope.pipeline.wsgi import close_iterable
 from zope.pipeline.wsgi import prepend
@@ -148,12 +150,15 @@ class BaseTagFilter:
 # -- the stage
 
 def trailing_slash_url(environ):
-    """The URL to redirect a default view's page to, or None."""
+    """The URL to redirect a default view's page to, or None (never one
+    off the request's host)."""
     default_names = environ.get(keys.DEFAULT_VIEW) or ()
     if not default_names or environ.get('PATH_INFO', '').endswith('/'):
         return None
     request = environ[keys.REQUEST_KEY]
     url = request.getURL(level=len(default_names)) + '/'
+    if not on_host(url, request):
+        return None
     query = environ.get('QUERY_STRING')
     return url + '?' + query if query else url
 
@@ -175,7 +180,7 @@ class FixRelativeLinksStage:
             location = trailing_slash_url(environ)
             if location is not None:
                 response = environ[keys.RESPONSE_KEY]
-                response.redirect(location, status=301, trusted=True)
+                response.redirect(location, status=301)
                 return emit(environ, response, start_response)
         environ.setdefault(keys.OUTPUT_FILTERS, []).append(self.base_filter)
         return self.next_app(environ, start_response)

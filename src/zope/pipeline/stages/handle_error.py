@@ -74,6 +74,7 @@ from zope.pipeline import environ as keys
 from zope.pipeline.errors import UNAVAILABLE_MESSAGE
 from zope.pipeline.errors import IPayloadTooLarge
 from zope.pipeline.errors import describe_error
+from zope.pipeline.errors import for_caller
 from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
 from zope.pipeline.errors import log_unavailable
@@ -278,7 +279,10 @@ class HandleErrorStage:
             if is_transient(error) and environ.get(keys.RETRIES_LEFT, 0) > 0:
                 raise
             if reraise_to_caller(environ, error):
-                raise
+                original = for_caller(error)
+                if original is error:
+                    raise
+                raise original
             exc_info = sys.exc_info()
             try:
                 if is_unavailable(error):

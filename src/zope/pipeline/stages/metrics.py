@@ -22,16 +22,14 @@ The body is wrapped so that ``close()`` is forwarded exactly once, but:
   (the trade-off: the transfer itself is not timed).
 
 Everything else (aggregation, exporting) happens after ``close()``, in
-the background (see ``zope.pipeline.metrics``).  The stage also answers
-the Prometheus endpoint (``metrics.path``, default ``/_metrics``) for
-clients in ``metrics.allow`` (those scrapes are not counted); anyone
-else's request for that path goes on down the pipeline like any other.
-Requests that published no view (a 404 in traversal, an error page of an
-outer stage) are counted under the view ``none``.
+the background (see ``zope.pipeline.metrics``).  The Prometheus endpoint
+is the stage ``metrics_endpoint`` (``stages/metrics_endpoint.py``), after
+``virtual_host``; what it answers sets ``zope.pipeline.unmetered`` and is
+not counted.  Requests that published no view (a 404 in traversal, an
+error page of an outer stage) are counted under the view ``none``.
 """
 
 import hashlib
-import ipaddress
 import os
 import tempfile
 import time
@@ -48,7 +46,6 @@ from zope.pipeline import environ as keys
 from zope.pipeline.metrics import IMetricsRuntime
 from zope.pipeline.metrics import RECORD_KEY
 from zope.pipeline.metrics import modwsgi as modwsgi_server
-from zope.pipeline.metrics import prometheus
 from zope.pipeline.metrics.collector import Collector
 from zope.pipeline.metrics.group import GroupState
 from zope.pipeline.metrics.histogram import DEFAULT_BOUNDS
@@ -74,11 +71,6 @@ class IMetricsSettings(Interface):
                       default=0.0, min=0.0)
     threads = Int(title='Server threads per process (capacity); 0 to ask '
                         'mod_wsgi, else 4', default=0, min=0)
-    path = ASCIILine(title='Path of the Prometheus endpoint',
-                     default='/_metrics')
-    allow = ASCIILine(title='Client addresses or networks (space '
-                            'separated) the endpoint answers',
-                      default='127.0.0.0/8 ::1')
     state_dir = TextLine(
         title='Directory the processes of a group share their numbers in; '
               "'' for this process only (automatic under mod_wsgi)",
@@ -101,21 +93,14 @@ class IMetricsSettings(Interface):
 environ_keys = {
     RECORD_KEY: 'written: the Record of this request (shared by attempts)',
     keys.ATTEMPT: 'read after the response: the final attempt',
+    keys.UNMETERED: 'read after the response: not counted when set',
     'wsgi.file_wrapper': 'read: its instances are passed through',
 }
 
 
-def check_settings(path, allow, statsd, buckets):
+def check_settings(statsd, buckets):
     """Convert the settings the schema cannot; fail naming the ini key."""
     from zope.configuration.exceptions import ConfigurationError
-    if not path.startswith('/'):
-        raise ConfigurationError("metrics.path must start with '/': %r"
-                                 % path)
-    try:
-        networks = tuple(ipaddress.ip_network(item, strict=False)
-                         for item in allow.split())
-    except ValueError as exc:
-        raise ConfigurationError('metrics.allow: %s' % exc) from None
     try:
         bounds = parse_bounds(buckets)
     except ValueError as exc:
@@ -125,12 +110,20 @@ def check_settings(path, allow, statsd, buckets):
             parse_address(statsd)
     except ValueError as exc:
         raise ConfigurationError('metrics.statsd: %s' % exc) from None
-    return networks, bounds
+    return bounds
+
+
+#: The environment variable naming a private directory of the server for
+#: its run-time state (``zope-pipeline serve --mod-wsgi`` sets it to
+#: ``<server root>/run``, etc/app.wsgi to ``var/run``).
+RUN_DIR_VARIABLE = 'ZOPE_PIPELINE_RUN_DIR'
 
 
 def group_directory(state_dir):
     """(state directory, parent pid or None): the setting, or under
-    mod_wsgi one directory per process group and run of the server."""
+    mod_wsgi one directory per process group and run of the server, in
+    the server's run directory (``$ZOPE_PIPELINE_RUN_DIR``, else the
+    temporary directory)."""
     if state_dir:
         return state_dir, None
     module = modwsgi_server.server_module()
@@ -140,8 +133,25 @@ def group_directory(state_dir):
     group = '%s-%d' % (getattr(module, 'process_group', '') or 'embedded',
                        parent)
     digest = hashlib.sha1(group.encode('utf-8')).hexdigest()[:12]
-    return os.path.join(tempfile.gettempdir(), 'zope.pipeline-metrics-%d-%s'
+    base = os.environ.get(RUN_DIR_VARIABLE) or tempfile.gettempdir()
+    return os.path.join(base, 'zope.pipeline-metrics-%d-%s'
                         % (os.getuid(), digest)), parent
+
+
+def group_state(directory, parent):
+    """The GroupState of ``directory``; a directory another user prepared
+    (or a link) stops the startup, naming the setting."""
+    from zope.configuration.exceptions import ConfigurationError
+
+    from zope.pipeline.privatefiles import UnsafePathError
+    try:
+        return GroupState(directory, parent)
+    except UnsafePathError as error:
+        raise ConfigurationError(
+            'The metrics state directory is not private: %s  (It is '
+            'metrics.state_dir, or made under $%s or the temporary '
+            'directory under mod_wsgi.)' % (error, RUN_DIR_VARIABLE)) \
+            from None
 
 
 def account_list(record, body):
@@ -194,20 +204,19 @@ class MeteredBody:
 
 
 class MetricsStage:
-    """Measure every request; answer the Prometheus endpoint."""
+    """Measure every request."""
 
     settings_schema = IMetricsSettings
     environ_keys = environ_keys
 
     def __init__(self, next_app, step=10.0, rows=360, heartbeat=0.0,
-                 threads=0, path='/_metrics', allow='127.0.0.0/8 ::1',
-                 state_dir='', statsd='', statsd_prefix='zope.pipeline',
+                 threads=0, state_dir='', statsd='',
+                 statsd_prefix='zope.pipeline',
                  buckets=IMetricsSettings['buckets'].default,
                  flush_interval=1.0, chart_steps=60, modwsgi=True,
                  clock=time.time):
         self.next_app = next_app
-        self.path = path
-        self.networks, bounds = check_settings(path, allow, statsd, buckets)
+        bounds = check_settings(statsd, buckets)
         self.clock = clock
         self.collector = Collector(
             step, rows, threads or modwsgi_threads(modwsgi), heartbeat,
@@ -215,25 +224,14 @@ class MetricsStage:
         directory, parent = group_directory(state_dir)
         self.runtime = MetricsRuntime(
             self.collector,
-            GroupState(directory, parent) if directory else None,
+            group_state(directory, parent) if directory else None,
             StatsdExporter(statsd, statsd_prefix) if statsd else None,
             modwsgi, flush_interval, chart_steps)
         provideUtility(self.runtime, IMetricsRuntime)
 
-    def allowed(self, environ):
-        try:
-            address = ipaddress.ip_address(environ.get('REMOTE_ADDR', ''))
-        except ValueError:
-            return False
-        return any(address in network for network in self.networks)
-
     def __call__(self, environ, start_response):
         if not self.runtime.running:
             self.runtime.start()
-        if environ.get('PATH_INFO') == self.path and \
-                environ.get('REQUEST_METHOD') in ('GET', 'HEAD') and \
-                self.allowed(environ):
-            return self.expose(environ, start_response)
         clock = self.clock
         collector = self.collector
         record = collector.begin(clock())
@@ -258,6 +256,9 @@ class MetricsStage:
                 record.status = '500 Internal Server Error'
             collector.finish(record, clock())
             raise
+        if environ.get(keys.UNMETERED):
+            collector.forget(record)
+            return result
         attempt = environ.get(keys.ATTEMPT)
         if attempt is not None and attempt > record.attempt:
             record.attempt = attempt
@@ -273,15 +274,6 @@ class MetricsStage:
             collector.finish(record, clock())
             return result
         return MeteredBody(result, record, collector.finish, clock)
-
-    def expose(self, environ, start_response):
-        body = prometheus.render(self.runtime.group_snapshot()).encode(
-            'utf-8')
-        start_response('200 OK', [
-            ('Content-Type', prometheus.CONTENT_TYPE),
-            ('Content-Length', str(len(body))),
-            ('Cache-Control', 'no-store')])
-        return [] if environ['REQUEST_METHOD'] == 'HEAD' else [body]
 
 
 def modwsgi_threads(use_modwsgi):

@@ -9,8 +9,9 @@ hooks that earlier stages registered, run once per object reached.  It is
 the request's ``request.publication`` (``zope.pipeline.publication``: what
 views used of the classic publication, ``db`` included).
 
-Dot segments are resolved as RFC 3986 says (``/a/../b`` is ``/b``); a
-``..`` that would leave the root is a 404.  A page reached through a
+Dot segments are resolved by ``zope.pipeline.paths``, as RFC 3986 says
+(``/a/../b`` is ``/b``); a ``..`` that would leave the root, or the virtual
+root of a ``++vh++`` directive, is a 400.  A page reached through a
 ``:method`` form field gets its URL as the response's base, as
 BrowserRequest means to do (it looks for the suffix after traversing it
 has emptied the list).
@@ -18,11 +19,11 @@ has emptied the list).
 
 from zope.configuration.exceptions import ConfigurationError
 from zope.interface import Interface
-from zope.publisher.interfaces import NotFound
 from zope.publisher.interfaces.browser import IBrowserRequest
 from zope.schema import ASCIILine
 
 from zope.pipeline import environ as keys
+from zope.pipeline import paths
 from zope.pipeline.publication import Publication
 from zope.pipeline.traversers import parse_attribute_names
 
@@ -48,21 +49,6 @@ environ_keys = {
 }
 
 
-def traversal_stack(path):
-    """Return the names of ``path`` as a traversal stack (last name first),
-    with ``.`` and ``..`` resolved; None if ``..`` leaves the root."""
-    names = []
-    for name in path.split('/'):
-        if name == '..':
-            if not names:
-                return None
-            names.pop()
-        elif name and name != '.':
-            names.append(name)
-    names.reverse()
-    return names
-
-
 def has_method_suffix(request):
     """Whether a ``:method`` form field added names to the path (read
     before traversal: traversing them empties zope.publisher's list)."""
@@ -77,13 +63,14 @@ def set_base_for_method(request):
         response.setBase(request.getURL())
 
 
-def resolve_dot_segments(request, root):
-    """zope.publisher keeps ``..`` as a name; resolve it from the path."""
+def resolve_dot_segments(request):
+    """zope.publisher keeps ``..`` as a name: resolve the dot segments of
+    the path with ``zope.pipeline.paths`` (``ClimbsAboveRoot``, a 400, for
+    a path that climbs above the root)."""
     if '..' not in request.getTraversalStack():
         return
-    stack = traversal_stack(request.environment.get('PATH_INFO', '/'))
-    if stack is None:
-        raise NotFound(root, '..', request)
+    stack = paths.resolve(request.environment.get('PATH_INFO', '/'))
+    stack.reverse()
     request.setTraversalStack(stack)
 
 
@@ -108,7 +95,7 @@ class TraverseStage:
         request.setPublication(traversal)
         root = traversal.getApplication(request)
         environ[keys.CONTEXT] = root
-        resolve_dot_segments(request, root)
+        resolve_dot_segments(request)
         method_page = has_method_suffix(request) and \
             IBrowserRequest.providedBy(request)
         environ[keys.PUBLISHED] = request.traverse(root)

@@ -1,19 +1,26 @@
-"""virtual_host: where the client really was (trusted proxies, ++vh++).
+"""virtual_host: where the client really was (trusted proxies, ++vh++),
+and which host names the site answers to.
 
 Forwarded headers (RFC 7239 ``Forwarded``, ``X-Forwarded-Host``,
-``-Proto``, ``-Port``, and repoze.vhm's ``X-Vhm-Host`` / ``X-Vhm-Root``)
-are believed only when the connection comes from an address listed in
-``virtual_host.trusted_proxies``; from anyone else they are removed from the
-environ, so no later code can be fooled by them.  ``X-Vhm-Host`` and
-``X-Vhm-Root`` are applied by rewriting the path into the ``++vh++`` form.
-A malformed Host header or ``++vh++`` segment is rejected here with 400;
-the zope.traversing ``vh`` namespace applies ``++vh++`` during traversal.
-An https ``wsgi.url_scheme`` sets ``HTTPS=on``, which zope.publisher builds
-URLs from.
+``-Proto``, ``-Port``, ``-For``, ``X-Real-IP``, and repoze.vhm's
+``X-Vhm-Host`` / ``X-Vhm-Root``) are believed only when the connection
+comes from an address in ``virtual_host.trusted_proxies``; from anyone
+else they are removed from the environ, so no later code can be fooled by
+them.  A ``++vh++`` segment in the path is accepted from those proxies
+only (``vh_from_anyone = true`` restores the classic publisher, which took
+it from anyone), and one the server added itself (``SiteAtRoot`` names the
+object in ``zope.pipeline.site_root``; this stage rewrites the path after
+checking the client's).  The host of the request, forwarded or not, and
+the host of every ``++vh++`` directive must be in
+``virtual_host.allowed_hosts`` (default: the loopback names).  A refused
+request gets 400 with a page that says why; the client address, after
+trusted proxies, goes to ``zope.pipeline.client_address``.  Dot segments
+are resolved by ``zope.pipeline.paths`` (400 above the root).  The
+zope.traversing ``vh`` namespace applies ``++vh++`` during traversal.
 """
 
 import html
-import ipaddress
+import logging
 import re
 from urllib.parse import urlsplit
 
@@ -21,15 +28,39 @@ from zope.interface import Interface
 from zope.schema import ASCIILine
 from zope.schema import Bool
 
+from zope.pipeline import environ as keys
+from zope.pipeline import paths
+from zope.pipeline.addresses import AddressList
+from zope.pipeline.addresses import node_address
+from zope.pipeline.addresses import parse_address
+from zope.pipeline.hosts import DEFAULT_PORTS
+from zope.pipeline.hosts import HOST_RE
+from zope.pipeline.hosts import LOOPBACK
+from zope.pipeline.hosts import AllowedHosts
+from zope.pipeline.hosts import split_host
+from zope.pipeline.logtext import client_text
 from zope.pipeline.wsgi import plain_response
+
+logger = logging.getLogger('zope.pipeline.virtual_host')
 
 
 class IVirtualHostSettings(Interface):
 
     trusted_proxies = ASCIILine(
         title='Addresses or networks (space separated) of proxies whose '
-              'forwarded headers are believed',
+              'forwarded headers and ++vh++ paths are believed',
         default='', required=False)
+
+    allowed_hosts = ASCIILine(
+        title='Host names the site answers to (space separated; '
+              '*.example.com for the names below example.com, name:port '
+              'for one port only, * for any host)',
+        default=LOOPBACK)
+
+    vh_from_anyone = Bool(
+        title='Accept ++vh++ in the path from any client, as the classic '
+              'publisher did (its host must still be allowed)',
+        default=False, required=False)
 
     set_https = Bool(
         title="Set HTTPS=on when wsgi.url_scheme is https (zope.publisher "
@@ -39,25 +70,27 @@ class IVirtualHostSettings(Interface):
 environ_keys = {
     'REMOTE_ADDR': 'read: is the connection from a trusted proxy?',
     'wsgi.url_scheme': 'written from a trusted Forwarded/X-Forwarded-Proto',
-    'HTTP_HOST': 'checked (400 when malformed); written from a trusted '
-                 'Forwarded/X-Forwarded-Host/-Port',
+    'HTTP_HOST': 'checked (400 when malformed or not allowed); written '
+                 'from a trusted Forwarded/X-Forwarded-Host/-Port',
     'SERVER_PORT': 'written from a trusted X-Forwarded-Port',
-    'PATH_INFO': 'read: ++vh++ checked; rewritten for a trusted X-Vhm-Host',
+    'PATH_INFO': 'read: ++vh++ and dot segments checked; rewritten for a '
+                 'trusted X-Vhm-Host/-Root or zope.pipeline.site_root',
     'HTTPS': "set to 'on' for https requests",
-    'HTTP_FORWARDED, HTTP_X_FORWARDED_*, HTTP_X_VHM_*':
+    'HTTP_FORWARDED, HTTP_X_FORWARDED_*, HTTP_X_REAL_IP, HTTP_X_VHM_*':
         'removed unless trusted',
+    keys.CLIENT_ADDRESS: 'written: the client address after trusted '
+                         'proxies',
+    keys.SITE_ROOT: 'read: the object the server publishes at the root URL',
 }
 
 FORWARDED_KEYS = ('HTTP_FORWARDED', 'HTTP_X_FORWARDED_HOST',
                   'HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_PORT',
                   'HTTP_X_FORWARDED_FOR', 'HTTP_X_FORWARDED_SERVER',
-                  'HTTP_X_VHM_HOST', 'HTTP_X_VHM_ROOT')
+                  'HTTP_X_FORWARDED_BY', 'HTTP_X_REAL_IP', 'HTTP_X_VHM_HOST', 'HTTP_X_VHM_ROOT')
+#: Headers that say a proxy forwarded the request for another client.
+FORWARDED_FOR_KEYS = ('HTTP_FORWARDED', 'HTTP_X_FORWARDED_FOR',
+                      'HTTP_X_REAL_IP')
 
-DEFAULT_PORTS = {'http': '80', 'https': '443'}
-
-#: A Host header: a name, IPv4 or [IPv6] address, and an optional port.
-HOST_RE = re.compile(r'^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9][A-Za-z0-9_.-]{0,252})'
-                     r'(:[0-9]{1,5})?$')
 #: ``++vh++scheme:host:port``; zope.traversing splits it on ':', so an IPv6
 #: host cannot be written there.
 VH_RE = re.compile(r'^(https?):([A-Za-z0-9][A-Za-z0-9.-]{0,252}):'
@@ -70,13 +103,8 @@ FORWARDED_PAIR_RE = re.compile(
 QUOTED_PAIR_RE = re.compile(r'\\(.)')
 
 
-class BadForwarding(ValueError):
-    """A trusted proxy sent a forwarded header that cannot be used (400)."""
-
-
-def parse_networks(text):
-    return tuple(ipaddress.ip_network(item, strict=False)
-                 for item in (text or '').split())
+class Refused(ValueError):
+    """A request this stage answers with 400; the text says why."""
 
 
 def last_value(header):
@@ -91,74 +119,91 @@ def unquote(value):
 
 
 def parse_forwarded(header):
-    """Return the parameters of the last element of a Forwarded header.
-
-    The nearest proxy appends its element last; quoted values may hold
-    ',' and ';'.
-    """
+    """Return the parameters of each element of a Forwarded header, the
+    nearest proxy's last; quoted values may hold ',' and ';'."""
     elements = [{}]
     position = 0
     while position < len(header):
         match = FORWARDED_PAIR_RE.match(header, position)
         if match is None or match.end() == position:
-            raise BadForwarding('Bad Forwarded header.')
+            raise Refused('Bad Forwarded header.')
         key, value, separator = match.groups()
         elements[-1][key.lower()] = unquote(value)
         if separator == ',':
             elements.append({})
         position = match.end()
-    return elements[-1]
-
-
-def split_host(host):
-    """Return (hostname, port or None) of a Host header value."""
-    if host.startswith('['):
-        hostname, _, rest = host.partition(']')
-        return hostname + ']', rest[1:] or None
-    hostname, _, port = host.partition(':')
-    return hostname, port or None
+    return elements
 
 
 def check_port(port):
     if not port.isdigit() or not 0 < int(port) < 65536:
-        raise BadForwarding('Bad forwarded port %r.' % port[:20])
+        raise Refused('Bad forwarded port %r.' % port[:20])
     return port
 
 
-def traversal_names(path):
-    """The names zope.publisher will traverse for ``path``, in order.
+# -- the client address
 
-    The same cleaning as zope.publisher's request (``_setupPath_helper``):
-    empty names and '.' dropped, '..' removes the name before it and is
-    kept itself.
-    """
-    names = []
-    for name in path.split('/'):
-        if not name or name == '.':
-            continue
-        if name == '..' and names:
-            del names[-1]
-        names.append(name)
-    return names
+def forwarded_for(environ):
+    """The client addresses a proxy forwarded, the first client first."""
+    if environ.get('HTTP_FORWARDED'):
+        return [element['for'] for element in
+                parse_forwarded(environ['HTTP_FORWARDED'])
+                if 'for' in element]
+    for key in ('HTTP_X_FORWARDED_FOR', 'HTTP_X_REAL_IP'):
+        if environ.get(key):
+            return environ[key].split(',')
+    return []
 
 
-def check_vh(path):
-    """Return an error text for a malformed ++vh++ path, else None."""
-    names = traversal_names(path)
-    for index, name in enumerate(names):
-        if not name.startswith('++vh++'):
-            continue
-        directive = name[6:]
-        if directive:
-            match = VH_RE.match(directive)
-            if match is None or not 0 < int(match.group(3)) < 65536:
-                return ('Bad virtual host directive %r: it must be '
-                        '++vh++scheme:host:port with scheme http or https, a '
-                        'host name and a port from 1 to 65535.'
-                        % html.escape(name[:80], quote=False))
-        if '++' not in names[index + 1:]:
-            return "A '++vh++' segment must be followed by a '++' segment."
-    return None
+def client_address(environ, trusted, proxies):
+    """The client's address as text, after trusted proxies; '' when it
+    cannot be known (an unknown or hidden node, or forwarded headers from
+    a proxy that is not trusted)."""
+    remote = parse_address(environ.get('REMOTE_ADDR', ''))
+    if not trusted:
+        if remote is None or any(environ.get(key)
+                                 for key in FORWARDED_FOR_KEYS):
+            return ''
+        return str(remote)
+    address = remote
+    for node in reversed(forwarded_for(environ)):
+        address = node_address(node)
+        if address is None:
+            return ''
+        if address not in proxies:
+            break
+    return str(address)
+
+
+# -- ++vh++ and the path
+
+def vh_directives(names):
+    """(index, directive) of each ``++vh++`` name in ``names``."""
+    return [(index, name[len(paths.VH_PREFIX):])
+            for index, name in enumerate(names)
+            if name.startswith(paths.VH_PREFIX)]
+
+
+def check_vh(names, index, directive, allowed_hosts):
+    """Refuse a malformed ``++vh++`` directive or one on a host that is
+    not allowed."""
+    if directive:
+        match = VH_RE.match(directive)
+        if match is None or not 0 < int(match.group(3)) < 65536:
+            raise Refused(
+                'Bad virtual host directive %r: it must be '
+                '++vh++scheme:host:port with scheme http or https, a host '
+                'name and a port from 1 to 65535.'
+                % html.escape('++vh++' + directive[:74], quote=False))
+        scheme, host, port = match.groups()
+        if not allowed_hosts.allows('%s:%s' % (host, port), scheme):
+            raise Refused(
+                'This site does not answer to the host name %r of the '
+                '++vh++ directive: its administrator lists the names it '
+                'answers to in virtual_host.allowed_hosts.' % host)
+    if paths.VH_END not in names[index + 1:]:
+        raise Refused("A '++vh++' segment must be followed by a '++' "
+                      "segment.")
 
 
 def vh_path(host_url, root, path_info):
@@ -172,7 +217,7 @@ def vh_path(host_url, root, path_info):
         parts = urlsplit(host_url)
         scheme = parts.scheme.lower()
         if scheme not in DEFAULT_PORTS or not HOST_RE.match(parts.netloc):
-            raise BadForwarding('Bad X-Vhm-Host header.')
+            raise Refused('Bad X-Vhm-Host header.')
         hostname, port = split_host(parts.netloc)
         port = check_port(port) if port else DEFAULT_PORTS[scheme]
         names.append('++vh++%s:%s:%s' % (scheme, hostname, port))
@@ -183,53 +228,98 @@ def vh_path(host_url, root, path_info):
     return '/' + '/'.join(names) + path_info
 
 
+def site_root_path(root, environ):
+    """The path that publishes ``root`` at the root URL (and the mount
+    point, SCRIPT_NAME): ``/folder/++vh++/site/++`` + PATH_INFO."""
+    mount = ''.join(name + '/' for name in
+                    environ.get('SCRIPT_NAME', '').split('/') if name)
+    return '/%s/++vh++/%s++%s' % (root.strip('/'), mount,
+                                  environ.get('PATH_INFO', ''))
+
+
 class VirtualHostStage:
-    """Believe forwarded headers only from trusted proxies; check ++vh++."""
+    """Believe forwarded headers and ++vh++ only from trusted proxies;
+    answer allowed hosts only."""
 
     settings_schema = IVirtualHostSettings
     environ_keys = environ_keys
 
-    def __init__(self, next_app, trusted_proxies='', set_https=True):
+    def __init__(self, next_app, trusted_proxies='', allowed_hosts=LOOPBACK,
+                 vh_from_anyone=False, set_https=True):
         self.next_app = next_app
-        self.networks = parse_networks(trusted_proxies)
+        self.proxies = AddressList(trusted_proxies,
+                                   'virtual_host.trusted_proxies')
+        self.allowed_hosts = AllowedHosts(allowed_hosts,
+                                          'virtual_host.allowed_hosts')
+        self.vh_from_anyone = vh_from_anyone
         self.set_https = set_https
 
-    def trusted(self, environ):
-        if not self.networks:
-            return False
-        try:
-            address = ipaddress.ip_address(environ.get('REMOTE_ADDR', ''))
-        except ValueError:
-            return False
-        address = getattr(address, 'ipv4_mapped', None) or address
-        return any(address in network for network in self.networks)
-
     def __call__(self, environ, start_response):
-        error = None
-        if self.trusted(environ):
-            try:
-                apply_forwarded(environ)
-            except BadForwarding as exc:
-                error = str(exc)
-        else:
-            for key in FORWARDED_KEYS:
-                environ.pop(key, None)
-        if error is None and environ.get('HTTP_HOST') and \
-                not HOST_RE.match(environ['HTTP_HOST']):
-            error = 'Bad Host header.'
-        if error is None and '++vh++' in environ.get('PATH_INFO', ''):
-            error = check_vh(environ['PATH_INFO'])
-        if error is not None:
-            return plain_response(start_response, '400 Bad Request', error)
+        try:
+            self.check(environ)
+        except (Refused, paths.ClimbsAboveRoot) as error:
+            logger.info('400 for %s %s: %s', client_text(
+                environ.get('HTTP_HOST')), client_text(
+                environ.get('PATH_INFO')), client_text(str(error)))
+            return plain_response(start_response, '400 Bad Request',
+                                  str(error))
         if self.set_https and environ.get('wsgi.url_scheme') == 'https':
             environ['HTTPS'] = 'on'
         return self.next_app(environ, start_response)
+
+    def check(self, environ):
+        """Apply or remove forwarded headers; refuse what is not allowed;
+        map the server's site root."""
+        trusted = bool(self.proxies) and \
+            environ.get('REMOTE_ADDR', '') in self.proxies
+        environ[keys.CLIENT_ADDRESS] = client_address(environ, trusted,
+                                                      self.proxies)
+        if trusted:
+            apply_forwarded(environ)
+        else:
+            for key in FORWARDED_KEYS:
+                environ.pop(key, None)
+        self.check_host(environ)
+        self.check_path(environ.get('PATH_INFO', ''), trusted)
+        root = environ.get(keys.SITE_ROOT)
+        if root:
+            environ['PATH_INFO'] = site_root_path(root, environ)
+
+    def check_host(self, environ):
+        host = environ.get('HTTP_HOST')
+        if not host:
+            environ.pop('HTTP_HOST', None)  # URLs from SERVER_NAME
+            return
+        if not HOST_RE.match(host):
+            raise Refused('Bad Host header.')
+        if not self.allowed_hosts.allows(
+                host, environ.get('wsgi.url_scheme', 'http')):
+            raise Refused(
+                'This site does not answer to the host name %r: its '
+                'administrator lists the names it answers to in '
+                'virtual_host.allowed_hosts.' % split_host(host)[0])
+
+    def check_path(self, path, trusted):
+        """Refuse a client's ++vh++, a bad or disallowed ++vh++ directive
+        and a path that climbs above the root."""
+        if paths.VH_PREFIX not in path:
+            if paths.has_dot_segments(path):
+                paths.resolve(path)
+            return
+        if not (trusted or self.vh_from_anyone):
+            raise Refused(
+                'A ++vh++ segment in the path is accepted only from the '
+                'proxies in virtual_host.trusted_proxies (or from anyone '
+                'with virtual_host.vh_from_anyone = true).')
+        names = paths.resolve(path)
+        for index, directive in vh_directives(names):
+            check_vh(names, index, directive, self.allowed_hosts)
 
 
 def apply_forwarded(environ):
     """Apply the forwarded headers of a trusted proxy to the environ."""
     if 'HTTP_FORWARDED' in environ:
-        params = parse_forwarded(environ['HTTP_FORWARDED'])
+        params = parse_forwarded(environ['HTTP_FORWARDED'])[-1]
         host, proto, port = params.get('host'), params.get('proto'), None
     else:
         host, proto, port = (
@@ -240,7 +330,7 @@ def apply_forwarded(environ):
         apply_proto(environ, proto)
     if host:
         if not HOST_RE.match(host):
-            raise BadForwarding('Bad forwarded host %r.' % host[:80])
+            raise Refused('Bad forwarded host %r.' % host[:80])
         environ['HTTP_HOST'] = host
     if port:
         apply_port(environ, check_port(port))
@@ -254,7 +344,7 @@ def apply_forwarded(environ):
 def apply_proto(environ, proto):
     proto = proto.lower()
     if proto not in DEFAULT_PORTS:
-        raise BadForwarding('Bad forwarded protocol %r.' % proto[:20])
+        raise Refused('Bad forwarded protocol %r.' % proto[:20])
     environ['wsgi.url_scheme'] = proto
     if proto == 'http':
         environ.pop('HTTPS', None)

@@ -1,0 +1,163 @@
+"""Create (or change the password of) an administrator of a site.
+
+The ini's ``principals_zcml`` names a ZCML file of principals, which the
+site loads after its own ZCML (``etc/deploy-mysql.ini``:
+``var/principals.zcml``).  This command writes the principal there with
+an SSHA-hashed password and grants it ``--permission`` (default
+``zope.ManageContent``), keeping the other principals of the file; the
+file is readable by its owner only (``--owner``, or ``zope-pipeline serve``
+run as root, gives it to the server's user).  The password comes from
+``--password-file`` (its first line), else the environment variable
+``ZOPE_PIPELINE_PASSWORD``, else a prompt: never from the command line,
+which ``ps`` shows to every user.  Restart the server (touch its WSGI
+script) to load the change.
+"""
+
+import os
+import re
+from xml.etree import ElementTree
+from xml.sax.saxutils import quoteattr
+
+NAME = 'adduser'
+HELP = "create a site administrator in the ini's principals file"
+
+#: The environment variable a password may come from.
+PASSWORD_VARIABLE = 'ZOPE_PIPELINE_PASSWORD'
+#: The shortest password accepted.
+MIN_LENGTH = 10
+ZOPE = '{http://namespaces.zope.org/zope}'
+LOGIN_RE = re.compile(r'^[A-Za-z0-9_.@-]{1,64}$')
+PRINCIPAL_PREFIX = 'zope.pipeline.principals.'
+
+HEADER = '''\
+<configure xmlns="http://namespaces.zope.org/zope">
+
+  <!-- The site's principals, written by `zope-pipeline adduser` (which
+       keeps what else is here); loaded after the site ZCML because the
+       ini names this file in principals_zcml.  Passwords are SSHA
+       hashes.  Readable by the server's user only. -->
+
+'''
+
+
+def add_arguments(parser):
+    parser.add_argument('ini', help='paste.deploy ini, e.g. '
+                        'etc/deploy-mysql.ini')
+    parser.add_argument('--name', default='main',
+                        help='application name in the ini (default: main)')
+    parser.add_argument('--login', required=True,
+                        help='the login name (letters, digits, _ . @ -)')
+    parser.add_argument('--title', help='a title (default: the login)')
+    parser.add_argument('--permission', action='append', default=None,
+                        help='a permission to grant (repeatable; default: '
+                        'zope.ManageContent)')
+    parser.add_argument('--password-file', metavar='FILE',
+                        help='read the password from the first line of FILE '
+                        '(else $%s, else a prompt)' % PASSWORD_VARIABLE)
+    parser.add_argument('--owner', metavar='USER',
+                        help='give the principals file to USER (the '
+                        "server's user, e.g. www-data for a system Apache)")
+
+
+def run(args):
+    from zope.pipeline.commands.init_db import give_to_owner
+    from zope.pipeline.commands.init_db import read_secret
+    ini = os.path.abspath(args.ini)
+    path = principals_path(ini, args.name)
+    login = args.login
+    if not LOGIN_RE.match(login):
+        raise SystemExit('--login %r: use letters, digits and _ . @ - '
+                         '(at most 64).' % login)
+    password = read_secret(args.password_file, PASSWORD_VARIABLE,
+                           'Password for %s: ' % login)
+    check_password(password, login)
+    principals = read_principals(path)
+    principals[login] = {
+        'id': PRINCIPAL_PREFIX + login, 'title': args.title or login,
+        'login': login, 'password': hash_password(password),
+        'permissions': args.permission or ['zope.ManageContent']}
+    write_principals(path, principals)
+    if args.owner:
+        give_to_owner(path, args.owner)
+    print('%s: principal %s (login %s) with %s.  Restart the server to '
+          'load it.' % (path, principals[login]['id'], login,
+                        ', '.join(principals[login]['permissions'])))
+    return 0
+
+
+def principals_path(ini, name='main'):
+    """The file the ini's ``principals_zcml`` names (relative to it)."""
+    from paste.deploy import appconfig
+    if not os.path.exists(ini):
+        raise SystemExit('The ini file %s does not exist.' % ini)
+    settings = appconfig('config:' + ini, name=name)
+    value = (settings.local_conf.get('principals_zcml') or '').strip()
+    if not value:
+        raise SystemExit(
+            '%s names no principals file: add `principals_zcml = '
+            '%%(here)s/../var/principals.zcml` to its [app:%s] section.'
+            % (ini, name))
+    return os.path.normpath(os.path.join(os.path.dirname(ini), value))
+
+
+def check_password(password, login):
+    from zope.pipeline.credentials import KNOWN_PASSWORDS
+    if len(password) < MIN_LENGTH:
+        raise SystemExit('The password must have at least %d characters.'
+                         % MIN_LENGTH)
+    if password in KNOWN_PASSWORDS or password == login:
+        raise SystemExit('That password is known to everyone: choose '
+                         'another.')
+
+
+def hash_password(password):
+    from zope.password.password import SSHAPasswordManager
+    encoded = SSHAPasswordManager().encodePassword(password)
+    return encoded.decode('ascii') if isinstance(encoded, bytes) \
+        else encoded
+
+
+def read_principals(path):
+    """{login: principal} of a file this command wrote (empty if none)."""
+    if not os.path.exists(path):
+        return {}
+    try:
+        root = ElementTree.parse(path).getroot()
+    except ElementTree.ParseError as error:
+        raise SystemExit('%s is not a principals file (%s): move it away.'
+                         % (path, error))
+    grants = {}
+    for grant in root.iter(ZOPE + 'grant'):
+        grants.setdefault(grant.get('principal'), []).append(
+            grant.get('permission'))
+    principals = {}
+    for element in root.iter(ZOPE + 'principal'):
+        principals[element.get('login')] = {
+            'id': element.get('id'), 'title': element.get('title'),
+            'login': element.get('login'),
+            'password': element.get('password'),
+            'permissions': grants.get(element.get('id'), [])}
+    return principals
+
+
+def write_principals(path, principals):
+    from zope.pipeline.privatefiles import UnsafePathError
+    from zope.pipeline.privatefiles import write_secret
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    parts = [HEADER]
+    for login in sorted(principals):
+        principal = principals[login]
+        parts.append(
+            '  <principal\n      id=%s\n      title=%s\n      login=%s\n'
+            '      password_manager="SSHA"\n      password=%s\n      />\n'
+            % tuple(quoteattr(principal[key]) for key in
+                    ('id', 'title', 'login', 'password')))
+        parts.extend('  <grant permission=%s\n         principal=%s />\n'
+                     % (quoteattr(permission), quoteattr(principal['id']))
+                     for permission in principal['permissions'])
+        parts.append('\n')
+    parts.append('</configure>\n')
+    try:
+        write_secret(path, ''.join(parts))
+    except UnsafePathError as error:
+        raise SystemExit(str(error))

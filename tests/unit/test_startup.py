@@ -1,0 +1,182 @@
+"""zope.pipeline.startup: a site loads once per process and never half; a
+process that cannot serve answers 503 and says why once in the log."""
+
+import logging
+import os
+
+import pytest
+import webtest
+
+from zope.pipeline import startup
+
+BROKEN_ZCML = '''\
+<configure xmlns="http://namespaces.zope.org/zope">
+  <include package="zope.pipeline" file="site.zcml" />
+  <utility component="no.such.module.thing" provides="no.such.IThing" />
+</configure>
+'''
+
+INI = '''\
+[app:main]
+use = egg:zope.pipeline#main
+site_zcml = %s
+'''
+
+
+@pytest.fixture(autouse=True)
+def forget_sites():
+    startup._sites.clear()
+    yield
+    startup._sites.clear()
+
+
+def write_ini(tmp_path, zcml_text=BROKEN_ZCML):
+    zcml = tmp_path / 'site.zcml'
+    zcml.write_text(zcml_text)
+    ini = tmp_path / 'site.ini'
+    ini.write_text(INI % zcml)
+    return str(ini)
+
+
+def test_a_site_that_cannot_load_answers_503_and_loads_only_once(
+        clean_zope, tmp_path, caplog, monkeypatch):
+    ini = write_ini(tmp_path)
+    loads = []
+    real = startup.load_application
+    monkeypatch.setattr(startup, 'load_application',
+                        lambda *args: loads.append(args) or real(*args))
+    with caplog.at_level(logging.ERROR, 'zope.pipeline.startup'):
+        first = startup.load_site(ini)
+        # mod_wsgi imports the WSGI script again after a failure.
+        second = startup.load_site(ini)
+    assert first is second
+    assert len(loads) == 1
+    response = webtest.TestApp(first).get('/folder/page', status=503)
+    assert 'Site unavailable' in response.text
+    assert 'no.such' not in response.text
+    assert response.headers['Retry-After'] == str(startup.RETRY_AFTER)
+    assert response.headers['X-Content-Type-Options'] == 'nosniff'
+    errors = [record for record in caplog.records
+              if 'cannot serve' in record.getMessage()]
+    assert len(errors) == 1
+    assert 'touch the WSGI script' in errors[0].getMessage()
+    assert ini in errors[0].getMessage()
+
+
+class FlakyDatabase:
+    """Refuses to open ``failures`` times, then opens."""
+
+    config_path = '/etc/zodb.conf'
+
+    def __init__(self, failures, error=None):
+        self.failures = failures
+        self.error = error or RuntimeError('Access denied')
+        self.attempts = 0
+
+    def get(self):
+        self.attempts += 1
+        if self.attempts <= self.failures:
+            raise self.error
+        return 'db'
+
+
+class Clock:
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def site(environ, start_response):
+    start_response('200 OK', [('Content-Type', 'text/plain')])
+    return [b'served']
+
+
+def test_requests_get_503_until_the_database_opens_then_the_site(caplog):
+    database = FlakyDatabase(failures=3)
+    clock = Clock()
+    guard = startup.OpeningDatabases(
+        site, [database], lambda error: 'explained: %s' % error,
+        interval=5, clock=clock, first_error=RuntimeError('Access denied'))
+    app = webtest.TestApp(guard)
+    with caplog.at_level(logging.ERROR, 'zope.pipeline.startup'):
+        # Within the interval of the failure at the start: no attempt.
+        app.get('/', status=503)
+        assert database.attempts == 0
+        clock.now += 5
+        app.get('/', status=503)
+        app.get('/', status=503)
+        assert database.attempts == 1
+        clock.now += 5
+        app.get('/', status=503)
+        clock.now += 5
+        app.get('/', status=503)
+        clock.now += 5
+        assert app.get('/').text == 'served'
+        assert app.get('/').text == 'served'
+    assert database.attempts == 4
+    # The same error as at the start (already logged there): not again.
+    assert [record.getMessage() for record in caplog.records
+            if record.levelno >= logging.ERROR] == []
+
+
+def test_a_different_error_is_logged_once(caplog):
+    database = FlakyDatabase(failures=10, error=KeyError('other'))
+    clock = Clock()
+    guard = startup.OpeningDatabases(
+        site, [database], lambda error: 'explained: %r' % error,
+        interval=1, clock=clock, first_error=RuntimeError('Access denied'))
+    app = webtest.TestApp(guard)
+    with caplog.at_level(logging.ERROR, 'zope.pipeline.startup'):
+        for _ in range(4):
+            clock.now += 1
+            app.get('/', status=503)
+    assert [record.getMessage() for record in caplog.records] == [
+        "explained: KeyError('other')"]
+
+
+class MySQLError(Exception):
+    pass
+
+
+MySQLError.__module__ = 'MySQLdb._exceptions'
+
+
+@pytest.mark.parametrize('code, advice', [
+    (1045, 'MySQL refused the user and password'),
+    (1049, 'does not exist yet: create it with `zope-pipeline init-db '
+           '/srv/etc/deploy-mysql.ini`'),
+    (1234, 'check the ZConfig file /etc/zodb.conf'),
+])
+def test_the_log_says_what_to_change(code, advice):
+    try:
+        try:
+            raise MySQLError(code, 'message')
+        except MySQLError as cause:
+            raise RuntimeError('wrapped') from cause
+    except RuntimeError as error:
+        text = startup.explain_open_error(
+            error, '/srv/etc/deploy-mysql.ini', [FlakyDatabase(0)])
+    assert advice in text
+    assert 'Process %d cannot open its database' % os.getpid() in text
+
+
+def test_waitress_names_what_to_change_when_the_database_refuses(
+        clean_zope, tmp_path, monkeypatch):
+    from zope.pipeline.cli import main as zope_pipeline
+    from zope.pipeline.commands import serve
+
+    def refuse(publisher):
+        raise MySQLError(1045, 'Access denied')
+    monkeypatch.setattr(serve, 'open_databases', refuse)
+    ini = write_ini(tmp_path, BROKEN_ZCML.replace(
+        '<utility component="no.such.module.thing" '
+        'provides="no.such.IThing" />', ''))
+    with pytest.raises(SystemExit) as caught:
+        zope_pipeline(['serve', ini])
+    message = str(caught.value)
+    assert 'MySQL refused the user and password' in message
+    assert '`zope-pipeline init-db %s`' % ini in message
+    assert 'Requests are answered' not in message
