@@ -23,7 +23,7 @@ PYTHON ?= python3
 VENV := .venv
 VENV_PYTHON := $(VENV)/bin/python
 # compat: the zope.app.* suites of tests/compat (about 60 small packages).
-EXTRAS := test,mysql,modwsgi,docs,compat
+EXTRAS := test,mysql,modwsgi,docs,bench,compat
 # Rebuilt when these change: the package's dependencies and this file.
 STAMP := $(VENV)/.zope-pipeline-installed
 

@@ -4,7 +4,10 @@ Without options it runs the full plan and regenerates
 ``benchmarks/RESULTS.md``, ``benchmarks/results/results.json``, the charts
 and the profile; ``--quick`` runs a subset (two server configurations,
 ``-c 8``, fewer requests) into ``benchmarks/results/quick/`` and prints the
-tables.  ``--render results.json`` redraws a saved run without measuring.
+tables.  ``--peers`` runs the peers comparison alone (the same page by
+Pyramid, Zope, zope.pipeline and the ceiling) and puts it into the saved
+results and RESULTS.md.  ``--render results.json`` redraws a saved run
+without measuring.
 """
 
 import argparse
@@ -17,6 +20,7 @@ import sys
 
 from benchmarks import charts
 from benchmarks import harness
+from benchmarks import peers
 from benchmarks import report
 from benchmarks import sites
 from benchmarks.servers import MOD_WSGI_EXPRESS
@@ -39,6 +43,13 @@ def add_arguments(parser):
     parser.add_argument('--quick', action='store_true',
                         help='a subset that finishes in a few minutes and '
                              'prints the tables')
+    parser.add_argument('--peers', action='store_true',
+                        help='only the peers comparison: the same page by '
+                             'the plain-WSGI ceiling, Pyramid, Zope and '
+                             'zope.pipeline, interleaved round by round')
+    parser.add_argument('--peer-apps', type=comma_list(),
+                        help='apps of the peers comparison, of: %s'
+                             % ', '.join(peers.BY_NAME))
     parser.add_argument('--site', choices=('auto', 'sample', 'minimal'),
                         default='auto',
                         help='the sample site if installed (auto), or the '
@@ -74,8 +85,11 @@ STORAGES = ('sqlite', 'mysql')
 
 
 def make_plan(args):
-    plan = harness.QUICK if args.quick else harness.FULL
-    changes = {}
+    if args.peers:
+        plan = harness.PEERS
+    else:
+        plan = harness.QUICK if args.quick else harness.FULL
+    changes = peer_changes(args)
     for name in ('configs', 'storages', 'requests', 'repeats', 'warmup'):
         if getattr(args, name) is not None:
             changes[name] = getattr(args, name)
@@ -94,6 +108,33 @@ def make_plan(args):
                 ', '.join(sorted(unknown)), ', '.join(harness.PARTS)))
         changes['parts'] = tuple(args.only)
     return dataclasses.replace(plan, **changes)
+
+
+def peer_changes(args):
+    """The peers comparison's plan as the options change it: ``--requests``
+    (ab -n at every -c), ``--repeats`` (rounds), ``--warmup``,
+    ``--concurrency``, ``--configs`` (its one configuration) and
+    ``--peer-apps``."""
+    changes = {}
+    for option, field in (('requests', 'peer_requests'),
+                          ('repeats', 'peer_rounds'),
+                          ('warmup', 'peer_warmup')):
+        if getattr(args, option) is not None:
+            changes[field] = getattr(args, option)
+    if args.concurrency is not None:
+        changes['peer_concurrencies'] = tuple(args.concurrency)
+    if args.peers and args.configs:
+        if len(args.configs) != 1:
+            raise SystemExit('--peers runs one server configuration, e.g. '
+                             '--configs mod_wsgi:2x1')
+        changes['peer_config'] = args.configs[0]
+    if args.peer_apps is not None:
+        unknown = set(args.peer_apps) - set(peers.BY_NAME)
+        if unknown or not args.peer_apps:
+            raise SystemExit('--peer-apps takes one or more of: %s'
+                             % ', '.join(peers.BY_NAME))
+        changes['peer_apps'] = tuple(args.peer_apps)
+    return changes
 
 
 def output_paths(args):
@@ -148,10 +189,23 @@ def check_mysql():
                          '--storages sqlite.')
 
 
+def check_peers():
+    missing = peers.missing_modules()
+    if missing:
+        raise SystemExit(
+            'The peers comparison needs %s: install the bench extra '
+            "(.venv/bin/pip install -e '.[bench]'), or leave out the peers "
+            '(--only without peers).' % ', '.join(missing))
+
+
 def check_machine(plan):
-    if {'http', 'startup', 'write'} & set(plan.parts):
+    if 'peers' in plan.parts:
+        check_peers()
+    if {'http', 'peers', 'startup', 'write'} & set(plan.parts):
         check_ab()
         configs = list(plan.configs) + [plan.write_config]
+        if 'peers' in plan.parts:
+            configs.append(plan.peer_config)
         if 'startup' in plan.parts or any(
                 config.server == 'mod_wsgi' for config in configs):
             check_mod_wsgi()
@@ -175,6 +229,18 @@ def write_outputs(results, directory, markdown_path):
     return drawn
 
 
+def with_saved_results(results, saved_path):
+    """A peers-only run's results put into the saved results of the last
+    run (when there are some), so RESULTS.md keeps its other parts."""
+    results['peers']['command'] = results['command']
+    if not os.path.exists(saved_path):
+        return results
+    with open(saved_path) as saved_file:
+        saved = json.load(saved_file)
+    saved['peers'] = results['peers']
+    return saved
+
+
 def command_line(argv):
     shown = ' '.join(argv if argv is not None else sys.argv[1:])
     return ('zope-pipeline bench %s' % shown).strip()
@@ -194,6 +260,9 @@ def run(args, argv=None, log=print):
         results = harness.Harness(plan, site, directory, log=log,
                                   keep=args.keep_workspace).run()
         results['command'] = command_line(argv)
+        if args.peers:
+            results = with_saved_results(
+                results, os.path.join(directory, 'results.json'))
     write_outputs(results, directory, markdown_path)
     log(report.render_console(results))
     log('Wrote %s and %s' % (markdown_path,

@@ -11,7 +11,7 @@ from benchmarks.servers import MOD_WSGI_EXPRESS
 
 DISTRIBUTIONS = ('zope.pipeline', 'ZODB', 'RelStorage', 'zope.publisher',
                  'zope.security', 'waitress', 'mod_wsgi', 'mysqlclient',
-                 'PasteDeploy', 'matplotlib')
+                 'PasteDeploy', 'matplotlib', 'pyramid', 'Zope', 'Chameleon')
 
 
 def first_line(command):

@@ -3,6 +3,8 @@
 The HTTP matrix runs, for each server configuration, the site on each
 storage and then the plain-WSGI ceiling with a body of the page's size,
 so a configuration's figures and its ceiling are measured close in time.
+The peers comparison (``benchmarks.peercompare``) serves one page with
+the ceiling, Pyramid, Zope and zope.pipeline, interleaved round by round.
 The result is a JSON-ready dict that ``benchmarks.report`` renders.
 """
 
@@ -17,6 +19,7 @@ import time
 
 from benchmarks import environment
 from benchmarks import imports
+from benchmarks import peercompare
 from benchmarks import startup
 from benchmarks import wrk
 from benchmarks import writepath
@@ -32,7 +35,7 @@ from benchmarks.servers import serving
 from benchmarks.storages import make_storage
 from benchmarks.workspace import Workspace
 
-PARTS = ('imports', 'inprocess', 'http', 'startup', 'write')
+PARTS = ('imports', 'inprocess', 'http', 'peers', 'startup', 'write')
 
 #: The ceiling's row in the matrix, beside the storages.
 CEILING = 'ceiling'
@@ -61,6 +64,15 @@ class Plan:
     #: wrk beside ab at -c 8: runs per measurement (0: no wrk), seconds each.
     wrk_repeats: int = 3
     wrk_duration_s: int = 5
+    #: The peers comparison: its server configuration, apps (names in
+    #: benchmarks.peers), ab -c values, -n (None: the default per -c),
+    #: rounds and warm-up requests per app.
+    peer_config: ServerConfig = ServerConfig('mod_wsgi', 2, 1)
+    peer_apps: tuple = ('ceiling', 'pyramid', 'zope', 'pipeline')
+    peer_concurrencies: tuple = (8, 1)
+    peer_requests: int = None
+    peer_rounds: int = 5
+    peer_warmup: int = 300
 
     def loads(self):
         return [Load(self.requests, concurrency, keep_alive)
@@ -71,6 +83,7 @@ class Plan:
         data = dataclasses.asdict(self)
         data['configs'] = [config.label for config in self.configs]
         data['write_config'] = self.write_config.label
+        data['peer_config'] = self.peer_config.label
         return data
 
 
@@ -81,7 +94,16 @@ QUICK = Plan(
     requests=500, repeats=3, warmup=200,
     inprocess_iterations=60, inprocess_batches=7, startup_repeats=2,
     write_config=ServerConfig('mod_wsgi', 2, 2), write_requests=300,
-    write_repeats=3, wrk_repeats=1)
+    write_repeats=3, wrk_repeats=1,
+    parts=tuple(part for part in PARTS if part != 'peers'))
+
+#: ``--peers``: the comparison alone, as issue 13 measures it.
+PEERS = Plan(
+    mode='peers', configs=[], storages=['sqlite', 'mysql'],
+    concurrencies=[], keep_alive=[False], requests=0, repeats=0, warmup=0,
+    inprocess_iterations=0, inprocess_batches=0, startup_repeats=0,
+    write_config=ServerConfig('mod_wsgi', 2, 2), write_requests=0,
+    write_repeats=0, parts=('peers',))
 
 FULL = Plan(
     mode='full',
@@ -196,6 +218,13 @@ class Harness:
             self.storages[name] = make_storage(name, self.site)
         return self.storages[name]
 
+    def peer_storage(self, name, peer):
+        """A storage of its own for a peer (a MySQL database each)."""
+        key = (name, peer)
+        if key not in self.storages:
+            self.storages[key] = make_storage(name, self.site)
+        return self.storages[key]
+
     def drop_storages(self):
         for storage in self.storages.values():
             storage.teardown()
@@ -280,6 +309,10 @@ class Harness:
         data = measurement_dict(config, storage_name, load, runs, summary)
         data['tool'] = 'wrk'
         return wrk.record_accounting(data, runs)
+
+    def measure_peers(self):
+        return peercompare.PeersComparison(
+            self.plan, self.workspace, self.peer_storage, self.log).run()
 
     def measure_startup(self):
         return startup.measure(

@@ -171,6 +171,131 @@ def process_vs_thread_lines(measurements, load='-c 8'):
     return lines
 
 
+# -- the peers comparison
+
+#: How the storages are named in the peers table, in its column order.
+STORAGE_NAMES = {'mysql': 'MariaDB', 'sqlite': 'SQLite'}
+PEER_CEILING = 'ceiling'
+PEER_REFERENCE = 'pyramid'
+PEER_OURS = 'pipeline'
+
+
+def peer_storages(measurements):
+    found = {m['storage'] for m in measurements}
+    return ([name for name in STORAGE_NAMES if name in found]
+            + sorted(found - set(STORAGE_NAMES)))
+
+
+def peer_loads(measurements):
+    """The loads measured, highest concurrency first."""
+    loads = {m['load']: m['concurrency'] for m in measurements}
+    return sorted(loads, key=lambda load: -loads[load])
+
+
+def peer_summaries(measurements):
+    return {(m['app'], m['storage'], m['load']): m['summary']
+            for m in measurements}
+
+
+def peer_rate(summaries, app, storage, load):
+    summary = summaries.get((app, storage, load))
+    return summary and summary['requests_per_second']
+
+
+def peer_cells(summaries, app, storage, load):
+    """req/s, its ratio to the ceiling and to Pyramid (same storage and
+    load, same rounds)."""
+    rate = peer_rate(summaries, app, storage, load)
+    return [number(rate, 0),
+            ratio_cell(rate, peer_rate(summaries, PEER_CEILING, storage,
+                                       load)),
+            ratio_cell(rate, peer_rate(summaries, PEER_REFERENCE, storage,
+                                       load))]
+
+
+def ratio_cell(value, reference):
+    found = ratio(value, reference)
+    return '-' if found is None else '%.2f' % found
+
+
+def peer_verified(summaries, app, load):
+    mine = [summary for (name, _, at_load), summary in summaries.items()
+            if name == app and at_load == load]
+    runs = sum(summary['runs'] for summary in mine)
+    verified = sum(summary['verified_runs'] for summary in mine)
+    mark = 'yes' if mine and verified == runs else '**NO**'
+    return '%s (%d/%d)' % (mark, verified, runs)
+
+
+def peers_table(data, load):
+    """One row per app: req/s at ``load`` on each storage, with ratios."""
+    summaries = peer_summaries(data['measurements'])
+    storages = peer_storages(data['measurements'])
+    headers = ['app']
+    for storage in storages:
+        headers += ['%s `%s` req/s' % (STORAGE_NAMES.get(storage, storage),
+                                       load), '× ceiling', '× Pyramid']
+    headers.append('verified runs')
+    rows = []
+    for app in data['apps']:
+        row = [app['label']]
+        for storage in storages:
+            row += peer_cells(summaries, app['name'], storage, load)
+        rows.append(row + [peer_verified(summaries, app['name'], load)])
+    return markdown_table(headers, rows)
+
+
+def peer_target_lines(data):
+    """zope.pipeline against Pyramid, per storage and load (issue 13)."""
+    summaries = peer_summaries(data['measurements'])
+    lines = []
+    for load in peer_loads(data['measurements']):
+        for storage in peer_storages(data['measurements']):
+            found = ratio(peer_rate(summaries, PEER_OURS, storage, load),
+                          peer_rate(summaries, PEER_REFERENCE, storage,
+                                    load))
+            if found is None:
+                continue
+            lines.append('- zope.pipeline on %s at `%s`: %.2f× Pyramid\'s '
+                         'requests per second (target at least 1): %s.' % (
+                             STORAGE_NAMES.get(storage, storage), load,
+                             found, 'met' if found >= 1 else 'not met'))
+    return lines
+
+
+def page_bytes_line(data):
+    sizes = []
+    for storage, by_app in data['page_bytes'].items():
+        sizes.append('%s: %s' % (STORAGE_NAMES.get(storage, storage),
+                                 ', '.join('%s %d' % item
+                                           for item in by_app.items())))
+    return ('Page bytes (each checked for the title in `<title>` and '
+            '`<h1>` and the ten items in order before measuring): %s.  Zope '
+            'and zope.pipeline add a `<base>` tag to the default view; the '
+            'ceiling serves the bytes Pyramid renders.' % '; '.join(sizes))
+
+
+def peers_section(data):
+    header = ('%s, `GET %s`, medians of %d interleaved rounds, %s warm-up '
+              'requests per app; run %s, load average %s before and %s '
+              'after; `%s`.' % (
+                  data['config'], data['path'], data['rounds'],
+                  data['warmup'], data['date'],
+                  ', '.join('%.2f' % v for v in
+                            data['load_average']['before']),
+                  ', '.join('%.2f' % v for v in
+                            data['load_average'].get('after', ())),
+                  data.get('command', 'zope-pipeline bench')))
+    parts = [header]
+    parts += [peers_table(data, load)
+              for load in peer_loads(data['measurements'])]
+    parts.append(page_bytes_line(data))
+    targets = peer_target_lines(data)
+    if targets:
+        parts.append('\n'.join(targets))
+    return '\n\n'.join(parts)
+
+
 # -- in process, start-up, imports, write path
 
 
@@ -318,6 +443,9 @@ def command_lines(results):
         lines.extend('- %s: `%s`' % (server, command)
                      for server, command in sorted(
                          http['server_commands'].items()))
+    peers = results.get('peers')
+    if peers and peers.get('server_command'):
+        lines.append('- peers (each app): `%s`' % peers['server_command'])
     imports = results.get('imports')
     if imports:
         lines.append('- Imports: `%s`' % imports['command'])
@@ -337,6 +465,9 @@ def sections(results):
         if targets:
             body.append('\n'.join(targets))
         parts.append(('Requests per second and latency', '\n\n'.join(body)))
+    if results.get('peers'):
+        parts.append(('Peers: the same page by Pyramid, Zope and '
+                      'zope.pipeline', peers_section(results['peers'])))
     if results.get('write'):
         parts.append(('Write path: the comments form',
                       write_table(results['write'])))
@@ -367,6 +498,21 @@ table).  Latency ratios are multiples of the ceiling's; requests per
 second are shares of it.  In-process costs are CPU time per request
 (medians of alternating batches).'''
 
+PEERS_METHOD = '''\
+The peers comparison (`zope-pipeline bench --peers`, and part of the full
+run) serves one page, `/folder/page` (a container of ten persistent items
+under `folder`, rendered by a template: the title in `<title>` and `<h1>`,
+one `<li>` per item), with Pyramid (pyramid_tm, pyramid_zodbconn,
+Chameleon), Zope (ZPublisher, a Chameleon `PageTemplateFile`),
+zope.pipeline (the standard stages, a `browser:page` with
+zope.pagetemplate) and the plain-WSGI ceiling serving the same bytes,
+under one mod_wsgi-express configuration.  Each app has its own fresh
+database on each storage, populated by a first start of the app alone;
+its servers then run side by side, and each round measures every load on
+every app in turn (the order rotating by one app per round), each ab run
+verified by the server's count as above.  Ratios are to the ceiling and
+to Pyramid measured in the same rounds.'''
+
 
 def render_results(results, charts=()):
     """The whole RESULTS.md."""
@@ -375,6 +521,8 @@ def render_results(results, charts=()):
              'benchmarks`); `--quick` runs a subset in a few minutes.', '']
     lines.extend(environment_lines(results))
     lines += ['', METHOD % {'repeats': results['plan']['repeats']}, '']
+    if results.get('peers'):
+        lines += [PEERS_METHOD, '']
     for chart in charts:
         lines += ['![%s](%s)' % (chart['title'], chart['path']), '']
     for title, body in sections(results):

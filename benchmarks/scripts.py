@@ -33,6 +33,18 @@ application = serverside.CountingMiddleware(
 '''
 
 
+_PEER = '''\
+from benchmarks.peers import BY_NAME
+application = serverside.CountingMiddleware(
+    BY_NAME[%(peer)r].make_app(%(zodb_config)r, %(workdir)r), %(count_dir)r)
+'''
+
+_CEILING_BODY = '''\
+application = serverside.CountingMiddleware(
+    serverside.PlainPage(body=%(body)r), %(count_dir)r)
+'''
+
+
 def pipeline_script(ini, count_dir, log_dir):
     """A WSGI script serving the application of ``ini``, counted."""
     values = {'what': 'the site of %s' % ini, 'root': PROJECT_ROOT,
@@ -46,6 +58,24 @@ def ceiling_script(size, count_dir, log_dir):
               'root': PROJECT_ROOT, 'log_dir': log_dir, 'size': size,
               'count_dir': count_dir}
     return (_HEADER + _CEILING) % values
+
+
+def peer_script(peer, zodb_config, workdir, count_dir, log_dir):
+    """A WSGI script serving a peer (``benchmarks.peers``) on the database
+    of ``zodb_config``, counted."""
+    values = {'what': 'the %s peer on %s' % (peer, zodb_config),
+              'root': PROJECT_ROOT, 'log_dir': log_dir, 'peer': peer,
+              'zodb_config': zodb_config, 'workdir': workdir,
+              'count_dir': count_dir}
+    return (_HEADER + _PEER) % values
+
+
+def ceiling_body_script(body, count_dir, log_dir):
+    """A WSGI script serving the bytes ``body``, counted."""
+    values = {'what': 'the plain WSGI ceiling, %d given bytes' % len(body),
+              'root': PROJECT_ROOT, 'log_dir': log_dir, 'body': body,
+              'count_dir': count_dir}
+    return (_HEADER + _CEILING_BODY) % values
 
 
 def bench_ini(site_zcml, app_settings, zodb_config):

@@ -119,10 +119,13 @@ class CountedBody:
 
 
 class PlainPage:
-    """The ceiling: a WSGI application that returns ``size`` bytes."""
+    """The ceiling: a WSGI application that returns ``size`` bytes, or the
+    bytes ``body``."""
 
-    def __init__(self, size):
-        self.body = (b'<html><body>' + b'x' * size)[:size]
+    def __init__(self, size=0, body=None):
+        if body is None:
+            body = (b'<html><body>' + b'x' * size)[:size]
+        self.body = body
         self.headers = [('Content-Type', 'text/html;charset=utf-8'),
                         ('Content-Length', str(len(self.body)))]
 

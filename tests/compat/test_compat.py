@@ -137,7 +137,7 @@ def results():
         need(False, "the 'compat' extra (zope.app.*) is not installed")
     workers = 2
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        outcomes = dict(zip(SUITES, pool.map(run_both, SUITES)))
+        outcomes = dict(zip(SUITES, pool.map(run_both, SUITES), strict=True))
     report.write_table(outcomes, listed(HARDENINGS))
     return outcomes
 

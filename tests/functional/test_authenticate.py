@@ -106,11 +106,13 @@ def test_without_an_authentication_utility_the_fallback_principal_is_used(
     # the classic publisher's IFallbackUnauthenticatedPrincipal (what
     # zope.principalregistry provides when no unauthenticatedPrincipal is
     # configured): without it the security policy fails on principal.id
-    from zope.authentication.interfaces import \
-        IFallbackUnauthenticatedPrincipal
+    from zope.authentication.interfaces import (
+        IFallbackUnauthenticatedPrincipal,
+    )
     from zope.component import provideUtility
-    from zope.principalregistry.principalregistry import \
-        UnauthenticatedPrincipal
+    from zope.principalregistry.principalregistry import (
+        UnauthenticatedPrincipal,
+    )
     from zope.publisher.browser import TestRequest
 
     from zope.pipeline.stages.authenticate import AuthenticateStage

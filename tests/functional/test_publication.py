@@ -42,9 +42,9 @@ def test_request_publication_is_an_ipublication_with_the_request_db(
 
 
 def test_get_application_is_the_root_of_the_request_proxied(app, published):
+    from zope.publisher.browser import TestRequest
     from zope.security.management import endInteraction
     from zope.security.management import newInteraction
-    from zope.publisher.browser import TestRequest
     app.get('/folder/doc/@@whoami')
     publication = published['publication']
     root = publication.db.open().root()['Application']

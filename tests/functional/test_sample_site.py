@@ -162,6 +162,12 @@ def test_sample_admin_edits_a_page(app):
     assert 'New body' in page
 
 
+def test_sample_admin_reads_the_metrics_page_anonymous_users_cannot(app):
+    page = app.get('/@@metrics.html', extra_environ=basic(*ADMIN))
+    assert page.status_int == 200
+    app.get('/@@metrics.html', status=401)
+
+
 def test_edit_without_a_title_is_refused_with_400(app):
     response = app.post('/folder/page/@@edit', {'title': '', 'body': 'x'},
                         extra_environ=basic(*ADMIN), status=400)

@@ -119,8 +119,7 @@ def test_handle_errors_false_through_the_layer_raises(layer):
 
 
 def test_application_takes_the_classic_arguments(layer):
-    from zope.app.publication.httpfactory import \
-        HTTPPublicationRequestFactory
+    from zope.app.publication.httpfactory import HTTPPublicationRequestFactory
     app = testing.PipelineApplication(layer.db, HTTPPublicationRequestFactory,
                                       False)
     assert app.handle_errors is False

@@ -68,3 +68,17 @@ def test_cross_site_comment_post_is_refused_too(site):
                                   'HTTP_ORIGIN': 'https://evil.example'})
     assert response.status_int == 403
     assert 'Forged' not in page_title(site)
+
+
+def test_cross_site_post_through_an_attacker_chosen_vh_origin_is_refused(
+        site):
+    # The attacker's page names its own origin in a ++vh++ segment, so the
+    # site's origin would seem to match the Origin header: a client's
+    # ++vh++ is refused (virtual_host), and nothing is changed.
+    headers = dict(ADMIN, CONTENT_TYPE=FORM,
+                   HTTP_ORIGIN='https://evil.example')
+    response = site.request(
+        'POST', '/++vh++https:evil.example:443/++/folder/page/@@edit', '',
+        b'title=Owned&body=x', headers)
+    assert response.status_int in (400, 403)
+    assert 'Owned' not in page_title(site)

@@ -70,11 +70,16 @@ def test_a_password_file_and_a_second_principal_keep_the_first(
                                              'principals.zcml'))
     assert sorted(principals) == ['boss', 'editor']
     assert principals['editor']['title'] == 'The "editor" <2>'
-    assert principals['editor']['permissions'] == ['zope.ManageContent']
+    assert principals['editor']['permissions'] == [
+        'zope.ManageContent', 'zope.pipeline.ViewMetrics']
     app = load(ini)
     app.get('/folder/page/@@edit',
             extra_environ=basic('editor', 'another long password'))
     app.get('/folder/page/@@edit', extra_environ=basic('boss', PASSWORD))
+    # the administrator reads the metrics page, anybody else is asked to
+    # log in
+    app.get('/@@metrics.html', extra_environ=basic('boss', PASSWORD))
+    app.get('/@@metrics.html', status=401)
 
 
 @pytest.mark.parametrize('password, message', [

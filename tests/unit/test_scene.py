@@ -6,7 +6,7 @@ import pytest
 import transaction
 from zope.component.hooks import getSite
 from zope.component.hooks import setSite
-from zope.publisher.browser import TestRequest
+from zope.publisher.browser import TestRequest as make_request
 from zope.security.management import endInteraction
 from zope.security.management import newInteraction
 from zope.security.management import queryInteraction
@@ -50,7 +50,7 @@ class Recorder:
 
 @pytest.fixture
 def scene(clean_zope):
-    return Scene(TestRequest(), Site(), transaction.TransactionManager())
+    return Scene(make_request(), Site(), transaction.TransactionManager())
 
 
 def test_each_chunk_and_close_run_in_the_scene_and_leave_the_thread_clean(
@@ -82,7 +82,7 @@ def test_a_failing_chunk_leaves_the_thread_clean(scene):
 
 
 def test_an_interaction_already_on_the_thread_is_kept(scene):
-    request = TestRequest()
+    request = make_request()
     newInteraction(request)
     try:
         body = StreamInScene(Recorder(chunks=1), scene)
@@ -104,7 +104,7 @@ def test_the_site_before_a_chunk_is_restored_after_it(scene):
 
 
 def test_current_scene_is_the_threads(clean_zope):
-    request = TestRequest()
+    request = make_request()
     current = Scene.current(request)
     assert current.request is request
     assert current.site is None

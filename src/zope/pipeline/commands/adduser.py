@@ -4,7 +4,8 @@ The ini's ``principals_zcml`` names a ZCML file of principals, which the
 site loads after its own ZCML (``etc/deploy-mysql.ini``:
 ``var/principals.zcml``).  This command writes the principal there with
 an SSHA-hashed password and grants it ``--permission`` (default
-``zope.ManageContent``), keeping the other principals of the file; the
+``zope.ManageContent`` and ``zope.pipeline.ViewMetrics``, the permission
+of the ``metrics.html`` page), keeping the other principals of the file; the
 file is readable by its owner only (``--owner``, or ``zope-pipeline serve``
 run as root, gives it to the server's user).  The password comes from
 ``--password-file`` (its first line), else the environment variable
@@ -23,6 +24,9 @@ HELP = "create a site administrator in the ini's principals file"
 
 #: The environment variable a password may come from.
 PASSWORD_VARIABLE = 'ZOPE_PIPELINE_PASSWORD'
+#: What an administrator may do unless ``--permission`` says otherwise:
+#: manage the content, and read the request metrics page.
+DEFAULT_PERMISSIONS = ('zope.ManageContent', 'zope.pipeline.ViewMetrics')
 #: The shortest password accepted.
 MIN_LENGTH = 10
 ZOPE = '{http://namespaces.zope.org/zope}'
@@ -50,7 +54,7 @@ def add_arguments(parser):
     parser.add_argument('--title', help='a title (default: the login)')
     parser.add_argument('--permission', action='append', default=None,
                         help='a permission to grant (repeatable; default: '
-                        'zope.ManageContent)')
+                        'zope.ManageContent and zope.pipeline.ViewMetrics)')
     parser.add_argument('--password-file', metavar='FILE',
                         help='read the password from the first line of FILE '
                         '(else $%s, else a prompt)' % PASSWORD_VARIABLE)
@@ -75,7 +79,7 @@ def run(args):
     principals[login] = {
         'id': PRINCIPAL_PREFIX + login, 'title': args.title or login,
         'login': login, 'password': hash_password(password),
-        'permissions': args.permission or ['zope.ManageContent']}
+        'permissions': args.permission or list(DEFAULT_PERMISSIONS)}
     write_principals(path, principals)
     if args.owner:
         give_to_owner(path, args.owner)

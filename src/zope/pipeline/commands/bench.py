@@ -1,8 +1,10 @@
 """Run the benchmarks of a source checkout (``benchmarks/``): ab against
 waitress and mod_wsgi on SQLite and MySQL, verified server-side, with the
 plain-WSGI ceiling, the in-process cost of the pipeline and its stages,
-worker start-up and the write path.  ``--quick`` runs a subset and prints
-the tables; without it RESULTS.md and the charts are regenerated."""
+worker start-up, the write path, and the peers comparison (the same page
+by Pyramid, Zope, zope.pipeline and the ceiling, interleaved; ``--peers``
+runs it alone).  ``--quick`` runs a subset and prints the tables; without
+it RESULTS.md and the charts are regenerated."""
 
 import os
 import sys

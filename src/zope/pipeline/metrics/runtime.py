@@ -18,8 +18,6 @@ import os
 import threading
 import weakref
 
-import zope.testing.cleanup
-
 from zope.pipeline.metrics import modwsgi
 from zope.pipeline.metrics.group import merge
 
@@ -158,4 +156,9 @@ def stop_all():
         runtime.stop()
 
 
-zope.testing.cleanup.addCleanUp(stop_all)
+try:  # tests clean up with zope.testing; it is not a run-time dependency
+    from zope.testing.cleanup import addCleanUp
+except ImportError:  # pragma: no cover
+    pass
+else:
+    addCleanUp(stop_all)

@@ -8,10 +8,11 @@ utility's challenge (403 for a principal who is already authenticated),
 ``Redirect`` a redirect, bad input 400, a transient error on the last
 attempt 503 with ``Retry-After``, anything else 500.  An exception view
 that sets no status gets the error's status, or 200 (as in the classic
-publisher) for an error that has none of its own, such as a ``UserError``.  Tracebacks of 500s
-go to the log (and to the error reporting utility); the page shows one only
-in debug mode.  A 503 after the last attempt is logged in one line that
-names the conflict (``errors.describe_error``: its oid and class).
+publisher) for an error that has none of its own, such as a
+``UserError``.  Tracebacks of 500s go to the log (and to the error
+reporting utility); the page shows one only in debug mode.  A 503 after
+the last attempt is logged in one line that names the conflict
+(``errors.describe_error``: its oid and class).
 Transient errors pass up to retry while it has attempts left.
 
 A database that cannot be reached (``errors.is_unavailable``: the MySQL
@@ -282,7 +283,7 @@ class HandleErrorStage:
                 original = for_caller(error)
                 if original is error:
                     raise
-                raise original
+                raise original from None
             exc_info = sys.exc_info()
             try:
                 if is_unavailable(error):

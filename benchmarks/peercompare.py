@@ -1,0 +1,168 @@
+"""The peers comparison: the same page served by the plain-WSGI ceiling,
+Pyramid, Zope and zope.pipeline under one server configuration, measured
+round by round, interleaved.
+
+For each storage every app gets its own fresh database, populated by a
+first start of the app alone (``python -m benchmarks.peers populate``);
+then the apps' servers run side by side, each page is fetched and checked
+(the title and the ten items), each app is warmed up, and every round
+measures each load on each app in turn (the order rotates by one app per
+round), every ab run verified against the server's own count.
+"""
+
+import contextlib
+import datetime
+import os
+import subprocess
+import sys
+
+from benchmarks import peers
+from benchmarks.loadgen import Load
+from benchmarks.loadgen import measure_once
+from benchmarks.loadgen import warm_up
+from benchmarks.peers import page
+from benchmarks.scripts import PROJECT_ROOT
+from benchmarks.scripts import ceiling_body_script
+from benchmarks.scripts import peer_script
+from benchmarks.servers import fetch
+from benchmarks.servers import serving
+from benchmarks.stats import summarize
+
+#: ab -n for each -c when the plan does not say: the issue's 2000 at -c 8
+#: and 1000 at -c 1.
+DEFAULT_REQUESTS = {8: 2000, 1: 1000}
+
+
+class PageMismatch(RuntimeError):
+    """An app's answer is not the page."""
+
+
+def peer_loads(concurrencies, requests=None):
+    """ab loads, in order: ``requests`` each, or the default per -c."""
+    return [Load(requests or DEFAULT_REQUESTS.get(concurrency, 1000),
+                 concurrency) for concurrency in concurrencies]
+
+
+def rotated(items, by):
+    """``items`` starting at index ``by`` (modulo), wrapping around."""
+    items = list(items)
+    if not items:
+        return items
+    by %= len(items)
+    return items[by:] + items[:by]
+
+
+def populate(peer, zodb_config, workdir):
+    """The peer's first start, alone: its content is in the database
+    before the server's processes start together."""
+    command = [sys.executable, '-m', 'benchmarks.peers', 'populate',
+               peer.name, zodb_config, workdir]
+    env = dict(os.environ, PYTHONPATH=PROJECT_ROOT)
+    completed = subprocess.run(command, capture_output=True, text=True,
+                               cwd=PROJECT_ROOT, env=env)
+    if completed.returncode:
+        raise RuntimeError('Populating the %s peer failed:\n%s' % (
+            peer.name, completed.stderr[-3000:]))
+
+
+def check_page(peer, server):
+    """(bytes, body) of the app's page; PageMismatch unless it is the
+    page with a 200."""
+    status, body = fetch(server.url(page.PAGE_PATH))
+    problems = page.page_problems(body)
+    if status != 200:
+        problems.insert(0, 'status %s' % status)
+    if problems:
+        raise PageMismatch('%s does not serve the page: %s' % (
+            peer.name, '; '.join(problems)))
+    return len(body)
+
+
+class PeersComparison:
+    """One interleaved comparison; ``run()`` returns the JSON-ready dict."""
+
+    def __init__(self, plan, workspace, storage_for, log=print):
+        self.plan = plan
+        self.workspace = workspace
+        #: storage_for(storage name, peer name) -> a storage object.
+        self.storage_for = storage_for
+        self.log = log
+        self.apps = [peers.BY_NAME[name] for name in plan.peer_apps]
+
+    def run(self):
+        started = datetime.datetime.now().astimezone()
+        data = {'date': started.isoformat(timespec='seconds'),
+                'config': self.plan.peer_config.label,
+                'path': page.PAGE_PATH, 'rounds': self.plan.peer_rounds,
+                'warmup': self.plan.peer_warmup,
+                'apps': [{'name': app.name, 'label': app.describe()}
+                         for app in self.apps],
+                'page_bytes': {}, 'measurements': [],
+                'load_average': {'before': os.getloadavg()}}
+        for storage_name in self.plan.storages:
+            self.log('  peers on %s' % storage_name)
+            self.measure_storage(storage_name, data)
+        data['load_average']['after'] = os.getloadavg()
+        return data
+
+    def script_for(self, app, storage_name):
+        """A script-text factory for ``app`` on a fresh database."""
+        if app is peers.CEILING:
+            body = page.expected_body()
+            return lambda count_dir, log_dir: ceiling_body_script(
+                body, count_dir, log_dir)
+        label = 'peer-%s-%s' % (app.name, storage_name)
+        storage = self.storage_for(storage_name, app.name)
+        zodb_config = storage.setup(self.workspace, label)
+        workdir = self.workspace.directory(label + '-work')
+        populate(app, zodb_config, workdir)
+        return lambda count_dir, log_dir: peer_script(
+            app.name, zodb_config, workdir, count_dir, log_dir)
+
+    def measure_storage(self, storage_name, data):
+        config = self.plan.peer_config
+        with contextlib.ExitStack() as stack:
+            servers = {}
+            for app in self.apps:
+                script = self.script_for(app, storage_name)
+                servers[app.name] = stack.enter_context(serving(
+                    config, self.workspace,
+                    'peer-%s-%s-server' % (app.name, storage_name), script,
+                    page.PAGE_PATH))
+                data.setdefault('server_command',
+                                servers[app.name].command_line())
+            data['page_bytes'][storage_name] = {
+                app.name: check_page(app, servers[app.name])
+                for app in self.apps}
+            for app in self.apps:
+                warm_up(servers[app.name], page.PAGE_PATH,
+                        self.plan.peer_warmup, 8)
+            runs = self.rounds(servers)
+        for (app_name, load), app_runs in runs.items():
+            data['measurements'].append(self.measurement(
+                app_name, storage_name, load, app_runs))
+
+    def rounds(self, servers):
+        """{(app name, load): [Run per round]}, interleaved."""
+        loads = peer_loads(self.plan.peer_concurrencies,
+                           self.plan.peer_requests)
+        runs = {(app.name, load): [] for load in loads for app in self.apps}
+        for number in range(self.plan.peer_rounds):
+            for load in loads:
+                for app in rotated(self.apps, number):
+                    run = measure_once(servers[app.name], page.PAGE_PATH,
+                                       load)
+                    runs[app.name, load].append(run)
+                    self.log('    round %d %s %s: %s req/s, %s' % (
+                        number + 1, app.name, load.label,
+                        '%.0f' % run.result.requests_per_second
+                        if run.result else '-',
+                        run.verification.describe()))
+        return runs
+
+    def measurement(self, app_name, storage_name, load, runs):
+        from benchmarks.harness import measurement_dict
+        data = measurement_dict(self.plan.peer_config, storage_name, load,
+                                runs, summarize(runs))
+        data['app'] = app_name
+        return data

@@ -1,0 +1,33 @@
+"""The zope.pipeline peer: the standard stages (zope.pipeline's
+``site.zcml``, security included), ``folder/page`` and its default view, a
+``browser:page`` rendered by zope.pagetemplate."""
+
+import os
+
+from benchmarks.peers import write_file
+from benchmarks.scripts import bench_ini
+
+SITE_ZCML = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                         'site.zcml')
+
+#: As etc/deploy.ini sets them.
+SETTINGS = {
+    'handle_error.debug': 'false',
+    'retry.attempts': '4',
+    'open_root.populate': 'benchmarks.peers.pipeline_peer.content.populate',
+}
+
+
+def write_ini(zodb_config, workdir):
+    return write_file(os.path.join(workdir, 'pipeline-peer.ini'),
+                      bench_ini(SITE_ZCML, SETTINGS, zodb_config))
+
+
+def make_app(zodb_config, workdir):
+    """The publisher on the database of ``zodb_config`` (opened, and
+    bootstrapped at its first start, in this process)."""
+    from paste.deploy import loadapp
+    from zope.pipeline.commands.serve import open_databases
+    publisher = loadapp('config:' + write_ini(zodb_config, workdir))
+    open_databases(publisher)
+    return publisher
