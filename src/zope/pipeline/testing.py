@@ -25,13 +25,10 @@ reads the whole body and closes it before returning it as a list.
 from zope.app.wsgi import testlayer
 from zope.app.wsgi.testlayer import http  # noqa: F401 - the same helper
 
+from zope.pipeline import environ as keys
 from zope.pipeline.app import PIPELINE_ZCML
 from zope.pipeline.app import make_publisher_for_loaded_site
 from zope.pipeline.wsgi import close_iterable
-
-#: The environ key with which zope.testbrowser and ``http()`` ask for
-#: exceptions to reach the caller instead of an error page.
-HANDLE_ERRORS_KEY = 'wsgi.handleErrors'
 
 
 def settings_with_database(db, settings=None):
@@ -84,7 +81,7 @@ class PipelineApplication:
             'the settings of PipelineApplication')
 
     def __call__(self, environ, start_response):
-        environ.setdefault(HANDLE_ERRORS_KEY, self.handle_errors)
+        environ.setdefault(keys.HANDLE_ERRORS, self.handle_errors)
         body = self.publisher(environ, start_response)
         try:
             return list(body)
