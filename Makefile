@@ -22,7 +22,8 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 VENV_PYTHON := $(VENV)/bin/python
-EXTRAS := test,mysql,modwsgi,docs,bench
+# compat: the zope.app.* suites of tests/compat (about 60 small packages).
+EXTRAS := test,mysql,modwsgi,docs,bench,compat
 # Rebuilt when these change: the package's dependencies and this file.
 STAMP := $(VENV)/.zope-pipeline-installed
 

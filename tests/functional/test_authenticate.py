@@ -99,3 +99,42 @@ def test_without_an_authentication_utility_the_request_has_no_principal(
     assert seen == [(None, True)]
     assert queryInteraction() is None
     assert request.interaction is None
+
+
+def test_without_an_authentication_utility_the_fallback_principal_is_used(
+        clean_zope):
+    # the classic publisher's IFallbackUnauthenticatedPrincipal (what
+    # zope.principalregistry provides when no unauthenticatedPrincipal is
+    # configured): without it the security policy fails on principal.id
+    from zope.authentication.interfaces import (
+        IFallbackUnauthenticatedPrincipal,
+    )
+    from zope.component import provideUtility
+    from zope.principalregistry.principalregistry import (
+        UnauthenticatedPrincipal,
+    )
+    from zope.publisher.browser import TestRequest
+
+    from zope.pipeline.stages.authenticate import AuthenticateStage
+    fallback = UnauthenticatedPrincipal('zope.fallback', 'Fallback', '')
+    provideUtility(fallback, IFallbackUnauthenticatedPrincipal)
+    seen = []
+
+    def rest_of_pipeline(environ, start_response):
+        seen.append(environ['zope.request'].principal)
+        return []
+
+    stage = AuthenticateStage(rest_of_pipeline)
+    stage({'zope.request': TestRequest()}, lambda status, headers: None)
+    assert seen == [fallback]
+
+
+def test_local_site_unauthenticated_principal_replaces_the_global_one(
+        app, monkeypatch):
+    from .inner.content import LocalAuthentication
+    from .inner.content import LocalPrincipal
+    monkeypatch.setattr(LocalAuthentication, 'unauthenticatedPrincipal',
+                        lambda self: LocalPrincipal('local.anybody'))
+    assert whoami(app, '/site/doc/@@whoami')['principal'] == 'local.anybody'
+    assert whoami(app, '/folder/doc/@@whoami')['principal'] == \
+        'zope.anybody'

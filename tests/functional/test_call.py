@@ -229,6 +229,34 @@ def test_view_returning_the_response_keeps_what_it_set(clean_zope):
     assert body_of(request.response) == [b'set by the view']
 
 
+def test_redirecting_view_returning_an_empty_string_is_text_utf8(clean_zope):
+    # the classic publisher's headers for `response.redirect(...); return ''`
+    from zope.publisher.browser import TestRequest
+
+    from zope.pipeline.stages.call import set_result
+
+    request = TestRequest()
+    request.response.redirect('http://127.0.0.1/elsewhere')
+    set_result({}, request.response, '')
+    assert request.response.getStatus() == 302
+    assert request.response.getHeader('Content-Type') == \
+        'text/plain;charset=utf-8'
+
+
+def test_empty_string_from_a_view_of_a_binary_type_is_an_empty_body(
+        clean_zope):
+    from zope.publisher.browser import TestRequest
+
+    from zope.pipeline.stages.call import body_of
+    from zope.pipeline.stages.call import set_result
+
+    request = TestRequest()
+    request.response.setHeader('Content-Type', 'image/png')
+    set_result({}, request.response, '')
+    assert body_of(request.response) == [b'']
+    assert request.response.getHeader('Content-Type') == 'image/png'
+
+
 def test_view_name_of_an_object_without_context_is_its_class():
     from zope.pipeline.stages.call import view_name
 
@@ -236,3 +264,35 @@ def test_view_name_of_an_object_without_context_is_its_class():
         pass
 
     assert view_name(Published()) == 'Published'
+
+
+def test_view_name_of_a_page_template_bound_to_its_view_is_the_view():
+    # zope.browserpage's BoundPageTemplate (what a view's `index =
+    # ViewPageTemplateFile(...)` gives) has no __name__; zope.formlib and
+    # z3c.form publish such templates
+    from zope.browserpage.viewpagetemplatefile import BoundPageTemplate
+
+    from zope.pipeline.stages.call import view_name
+
+    class Folder:
+        pass
+
+    class ContentsView:
+        __name__ = 'contents.html'
+
+        def __init__(self, context):
+            self.context = context
+
+    template = BoundPageTemplate(lambda view: 'page', ContentsView(Folder()))
+    assert view_name(template) == 'Folder:contents.html'
+
+
+def test_text_from_a_view_of_a_binary_type_is_still_refused(clean_zope):
+    from zope.publisher.browser import TestRequest
+
+    from zope.pipeline.stages.call import set_result
+
+    request = TestRequest()
+    request.response.setHeader('Content-Type', 'image/png')
+    with pytest.raises(ValueError):
+        set_result({}, request.response, 'not an image')

@@ -8,8 +8,11 @@ import xmlrpc.client
 import pytest
 import zope.error.error
 from zope.component.hooks import getSite
+from zope.interface import Interface
+from zope.interface import implementedBy
 
 from . import inner
+from .inner.views import ApplicationError
 
 
 @pytest.fixture
@@ -45,13 +48,40 @@ def test_local_exception_view_is_not_used_outside_its_site(app):
     assert getSite() is None
 
 
-def test_error_raised_inside_the_error_view_gives_a_plain_500(app, caplog):
+def test_error_raised_inside_the_error_view_gives_the_error_page_instead(
+        app, caplog):
+    # as the classic publisher: a failing exception view is logged and the
+    # error is answered as if it had no view
     response = app.get('/folder/doc/@@fail?kind=broken', status=500)
-    assert response.content_type == 'text/plain'
-    assert response.text == 'Internal Server Error'
+    assert '500 Internal Server Error' in response.text
+    assert 'the error view is broken too' not in response.text
     messages = [record.getMessage() for record in error_records(caplog)]
-    assert 'Error while rendering the error for /folder/doc/@@fail' in \
-        messages
+    assert 'Error while rendering the error view for /folder/doc/@@fail' \
+        in messages
+
+
+def test_failing_exception_view_of_unauthorized_still_challenges(
+        app, caplog):
+    # zope.app.http's PUT by an anonymous user: its Unauthorized view
+    # fails, the classic publisher answered 401 with the challenge anyway
+    from zope.component import getGlobalSiteManager
+    from zope.component import provideAdapter
+    from zope.publisher.interfaces import IDefaultViewName
+    from zope.publisher.interfaces.browser import IBrowserRequest
+    from zope.security.interfaces import IUnauthorized
+
+    def broken_view(error, request):
+        raise ValueError('broken')
+
+    provideAdapter(broken_view, (IUnauthorized, IBrowserRequest), Interface,
+                   'index.html')
+    getGlobalSiteManager().adapters.register(
+        [IUnauthorized, IBrowserRequest], IDefaultViewName, '', 'index.html')
+    response = app.get('/folder/doc/@@secret', status=401)
+    assert response.headers['WWW-Authenticate'].startswith('basic realm=')
+    messages = [record.getMessage() for record in caplog.records]
+    assert 'Error while rendering the error view for /folder/doc/@@secret' \
+        in messages
 
 
 # -- status codes
@@ -205,6 +235,44 @@ def test_exception_view_that_sets_no_status_keeps_the_status_of_the_error(
     assert response.text == 'politely not found'
 
 
+def test_exception_view_that_sets_no_status_for_an_application_error_is_200(
+        app, caplog):
+    response = app.get('/folder/doc/@@fail?kind=application', status=200)
+    assert response.text == 'please correct the form'
+    [record] = error_records(caplog)  # still a server error in the log
+    assert record.exc_info[0].__name__ == 'ApplicationError'
+
+
+def test_handle_errors_false_lets_the_exception_reach_the_caller(app):
+    with pytest.raises(ApplicationError):
+        app.get('/folder/doc/@@fail?kind=application',
+                extra_environ={'wsgi.handleErrors': False})
+    with pytest.raises(RuntimeError):
+        app.get('/folder/doc/@@fail?kind=boom',
+                extra_environ={'wsgi.handleErrors': False})
+
+
+def test_handle_errors_false_gives_the_type_error_of_a_missing_argument(app):
+    # the classic publisher let mapply's TypeError through; zope.pipeline
+    # answers 400 (MissingArgument) to clients that did not ask for it
+    body = xmlrpc.client.dumps((1,), 'failing')
+    with pytest.raises(TypeError, match='^Missing argument to '):
+        app.post('/folder/doc', body, headers={'Content-Type': 'text/xml'},
+                 extra_environ={'wsgi.handleErrors': False})
+
+
+def test_handle_errors_false_keeps_errors_an_adapter_says_not_to_reraise(
+        app):
+    from zope.component import provideAdapter
+    from zope.publisher.interfaces import IRedirect
+    from zope.publisher.interfaces import IReRaiseException
+    from zope.publisher.publish import DoNotReRaiseException
+    provideAdapter(DoNotReRaiseException, (IRedirect,), IReRaiseException)
+    response = app.get('/folder/doc/@@fail?kind=redirect', status=302,
+                       extra_environ={'wsgi.handleErrors': False})
+    assert response.headers['Location'].endswith('/folder/doc/@@whoami')
+
+
 def test_method_without_a_view_is_405_with_the_allowed_methods(app):
     response = app.request('/folder/doc', method='DELETE', status=405)
     assert '405 Method Not Allowed' in response.text
@@ -227,6 +295,33 @@ def test_xmlrpc_server_error_is_an_xmlrpc_fault(app):
     assert caught.value.faultCode == 500
     assert 'failing over XML-RPC' not in caught.value.faultString
     assert getSite() is None
+
+
+def test_xmlrpc_error_with_an_exception_view_for_xmlrpc_gets_the_view(app):
+    # the classic publisher renders exception views for XML-RPC requests
+    # too (zope.app.publisher's README: a view that asks for credentials)
+    from zope.component import getGlobalSiteManager
+    from zope.publisher.interfaces import IDefaultViewName
+    from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
+
+    class ChallengingView:
+        def __init__(self, context, request):
+            self.request = request
+
+        def __call__(self):
+            self.request.unauthorized('basic realm="Zope"')
+            return ''
+
+    registry = getGlobalSiteManager()
+    registry.registerAdapter(ChallengingView, (RuntimeError, IXMLRPCRequest),
+                             Interface, 'index.html')
+    registry.adapters.register(
+        [implementedBy(RuntimeError), IXMLRPCRequest], IDefaultViewName, '',
+        'index.html')
+    body = xmlrpc.client.dumps((1, 2), 'failing')
+    response = app.post('/folder/doc', body,
+                        headers={'Content-Type': 'text/xml'}, status=401)
+    assert response.headers['WWW-Authenticate'] == 'basic realm="Zope"'
 
 
 def test_xmlrpc_server_error_in_debug_mode_is_a_fault_with_its_text(

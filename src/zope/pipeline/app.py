@@ -18,6 +18,10 @@ logger = logging.getLogger('zope.pipeline.app')
 #: The ZCML a site gets when its ini names none.
 DEFAULT_SITE_ZCML = os.path.join(os.path.dirname(__file__), 'site.zcml')
 
+#: The standard stages and request types alone, without any component
+#: registration (``configure.zcml`` includes it).
+PIPELINE_ZCML = os.path.join(os.path.dirname(__file__), 'pipeline.zcml')
+
 #: Every publisher made in this process, newest last (for the CLI).
 built = []
 
@@ -55,6 +59,27 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
     security.apply()
     built.append(publisher)
     return publisher
+
+
+def make_publisher_for_loaded_site(settings=None,
+                                   pipeline_zcml=PIPELINE_ZCML,
+                                   where_settings='the publisher settings'):
+    """Return a Publisher for a site whose configuration is already loaded.
+
+    For a process that has run its site's ZCML already, without
+    zope.pipeline's ``configure.zcml`` (a test layer that loaded an
+    application's ``ftesting.zcml``; an application that configures
+    itself): running that ZCML again would register its principals and
+    subscribers twice.  Only ``pipeline_zcml`` is executed, in a
+    configuration machine of its own; it must hold ``pipeline:stage`` and
+    ``pipeline:requestFactory`` directives only (the standard
+    ``pipeline.zcml`` does).  The components the stages use (traversers,
+    views, the security policy, authentication) are the loaded site's.
+
+    Neither the metrics stages (not in ``pipeline.zcml``) nor the C
+    checker workaround (``security.apply``) are part of it.
+    """
+    return Publisher(load_zcml(pipeline_zcml), settings, where_settings)
 
 
 def principals_file(here, options, where):

@@ -15,6 +15,8 @@ CONNECTION = 'zope.pipeline.connection'
 TRANSACTION_MANAGER = 'zope.pipeline.transaction_manager'
 #: A callable returning the root application object (unproxied).
 ROOT = 'zope.pipeline.root'
+#: Its name in the ZODB root mapping (``open_root.root_name``).
+ROOT_NAME = 'zope.pipeline.root_name'
 #: Callables run once for each object traversal reaches: hook(request, ob).
 TRAVERSAL_HOOKS = 'zope.pipeline.traversal_hooks'
 #: The last object traversal reached (the context of errors).
@@ -30,6 +32,10 @@ OUTPUT_FILTERS = 'zope.pipeline.output_filters'
 VIEW_NAME = 'zope.pipeline.view'
 #: The debug flag of the error handler (tracebacks in error pages).
 DEBUG = 'zope.pipeline.debug'
+#: False asks for exceptions to reach the caller instead of an error page
+#: (zope.testbrowser's ``handleErrors = False``, the test layers'
+#: ``http(..., handle_errors=False)``), as the classic publisher did.
+HANDLE_ERRORS = 'wsgi.handleErrors'
 #: The client's IP address after trusted proxies (virtual_host): the
 #: connection's, or the one a trusted proxy forwarded; '' when unknown.
 CLIENT_ADDRESS = 'zope.pipeline.client_address'

@@ -132,13 +132,28 @@ class PayloadTooLarge(BadRequest):
     """The request body is larger than the configured limit (413)."""
 
 
-class MissingArgument(BadRequest):
+class ArgumentsDoNotFit(BadRequest):
+    """mapply's ``TypeError`` about the request's arguments, answered 400
+    (raised ``from`` that ``TypeError``)."""
+
+
+class MissingArgument(ArgumentsDoNotFit):
     """The published callable needs an argument the request did not give."""
 
 
-class TooManyArguments(BadRequest):
+class TooManyArguments(ArgumentsDoNotFit):
     """The request gave more positional arguments (XML-RPC parameters)
     than the published callable takes."""
+
+
+def for_caller(error):
+    """The exception a caller that asked for exceptions
+    (``wsgi.handleErrors`` False) gets: the classic publisher's, i.e. the
+    ``TypeError`` for arguments that do not fit, else ``error``."""
+    cause = error.__cause__
+    if isinstance(error, ArgumentsDoNotFit) and isinstance(cause, TypeError):
+        return cause
+    return error
 
 
 class BadInput(BadRequest):

@@ -12,6 +12,7 @@ thread as it found it in between.
 
 import transaction
 from zope.authentication.interfaces import IAuthentication
+from zope.authentication.interfaces import IFallbackUnauthenticatedPrincipal
 from zope.component import getGlobalSiteManager
 from zope.component.hooks import getSite
 from zope.component.hooks import setSite
@@ -32,14 +33,18 @@ def end_interaction(request):
 
 def authenticate_globally(request):
     """The principal the global IAuthentication utility finds for
-    ``request`` (its unauthenticated principal when it finds none), or
-    None without such a utility."""
-    auth = getGlobalSiteManager().queryUtility(IAuthentication)
-    if auth is None:
-        return None
-    principal = auth.authenticate(request)
+    ``request`` (its unauthenticated principal when it finds none); when
+    there is neither, the ``IFallbackUnauthenticatedPrincipal`` utility,
+    as in the classic publisher (None without one)."""
+    registry = getGlobalSiteManager()
+    auth = registry.queryUtility(IAuthentication)
+    principal = None
+    if auth is not None:
+        principal = auth.authenticate(request)
+        if principal is None:
+            principal = auth.unauthenticatedPrincipal()
     if principal is None:
-        principal = auth.unauthenticatedPrincipal()
+        principal = registry.queryUtility(IFallbackUnauthenticatedPrincipal)
     return principal
 
 

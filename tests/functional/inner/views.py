@@ -48,6 +48,15 @@ class PoliteNotFound(NotFound):
     pass
 
 
+class IApplicationError(Interface):
+    """An application's error (a UserError) with a page of its own."""
+
+
+@implementer(IApplicationError)
+class ApplicationError(Exception):
+    pass
+
+
 class IBrokenError(Interface):
     """An error whose exception view fails."""
 
@@ -135,6 +144,7 @@ class Fail(View):
             'polite': lambda: PoliteNotFound(self.context, 'missing',
                                              request),
             'local': LocalError,
+            'application': ApplicationError,
             'inner': InnerError,
             'broken': BrokenError,
             'boom': lambda: RuntimeError(
@@ -164,6 +174,13 @@ class PoliteNotFoundView(InnerErrorView):
 
     def __call__(self):
         return 'politely not found'
+
+
+class ApplicationErrorView(InnerErrorView):
+    """An exception view that sets no status for an error without one."""
+
+    def __call__(self):
+        return 'please correct the form'
 
 
 class BrokenErrorView(InnerErrorView):

@@ -84,6 +84,10 @@ def authenticate_at_site(request, ob):
             IAuthentication):
         return
     principal = auth.authenticate(request)
+    if principal is None:
+        # the site's own unauthenticated principal, as in the classic
+        # publisher (local grants to it then apply)
+        principal = auth.unauthenticatedPrincipal()
     if principal is not None:
         request.setPrincipal(principal)
 

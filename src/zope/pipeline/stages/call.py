@@ -137,8 +137,6 @@ def set_result(environ, response, result):
     result = removeSecurityProxy(result)
     if result is response:
         return
-    if isinstance(result, str) and not result:
-        result = b''  # nothing to encode: no text Content-Type needed
     if isinstance(result, io.IOBase):
         result = file_result(response, result, environ)
     get_base = getattr(response, 'getBase', None)
@@ -146,10 +144,23 @@ def set_result(environ, response, result):
     if base:
         response.setBase('')
     try:
-        response.setResult(result)
+        set_text_or_bytes(response, result)
     finally:
         if base:
             response.setBase(base)
+
+
+def set_text_or_bytes(response, result):
+    """``setResult``; an empty string is text (``text/plain;charset=utf-8``
+    as in the classic publisher, e.g. for a redirect) unless the view chose
+    a type that is not text, for which zope.publisher refuses strings:
+    then it is an empty body of that type."""
+    try:
+        response.setResult(result)
+    except ValueError:
+        if not isinstance(result, str) or result:
+            raise
+        response.setResult(b'')
 
 
 # -- calling
@@ -162,9 +173,13 @@ def view_name(ob):
     owner = getattr(ob, '__self__', None)
     if owner is not None and callable(ob):
         name = view_name(owner)
-        if getattr(owner, '__page_attribute__', None) == ob.__name__:
+        method = getattr(ob, '__name__', None)
+        # a template bound to its view (zope.browserpage's
+        # BoundPageTemplate) has no name: it is the view's page
+        if not isinstance(method, str) or \
+                getattr(owner, '__page_attribute__', None) == method:
             return name
-        return '%s.%s' % (name, ob.__name__)
+        return '%s.%s' % (name, method)
     context = getattr(ob, 'context', None)
     if context is None:
         return type(ob).__name__

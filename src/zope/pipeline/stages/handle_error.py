@@ -6,10 +6,13 @@ classic publisher did.  Without a view, a short page is made here.
 ``NotFound`` gives 404, ``Unauthorized`` 401 with the authentication
 utility's challenge (403 for a principal who is already authenticated),
 ``Redirect`` a redirect, bad input 400, a transient error on the last
-attempt 503 with ``Retry-After``, anything else 500.  Tracebacks of 500s
-go to the log (and to the error reporting utility); the page shows one only
-in debug mode.  A 503 after the last attempt is logged in one line that
-names the conflict (``errors.describe_error``: its oid and class).
+attempt 503 with ``Retry-After``, anything else 500.  An exception view
+that sets no status gets the error's status, or 200 (as in the classic
+publisher) for an error that has none of its own, such as a
+``UserError``.  Tracebacks of 500s go to the log (and to the error
+reporting utility); the page shows one only in debug mode.  A 503 after
+the last attempt is logged in one line that names the conflict
+(``errors.describe_error``: its oid and class).
 Transient errors pass up to retry while it has attempts left.
 
 A database that cannot be reached (``errors.is_unavailable``: the MySQL
@@ -19,9 +22,15 @@ and ``Retry-After``, logged in one line without a traceback, and not
 retried: nothing that needs the database (exception views, the site, the
 error reporting utility, which may all live in it) is used to render it.
 
+With ``wsgi.handleErrors`` False in the environ (zope.testbrowser's
+``handleErrors = False``), the exception reaches the caller instead, as
+from the classic publisher, unless an ``IReRaiseException`` adapter of
+the error says not to.
+
 An error while rendering an error gives a plain 500, never a loop.
 XML-RPC clients get a fault for every error but 401 and an unreachable
-database (they understand faults, not pages).
+database (they understand faults, not pages), unless the error has an
+exception view for XML-RPC requests (as in the classic publisher).
 
 The error is rendered in a security interaction of its own (the
 authenticate stage has ended the request's), in a fresh transaction that
@@ -37,6 +46,7 @@ import xmlrpc.client
 from transaction.interfaces import NoTransaction
 from zope.authentication.interfaces import IAuthentication
 from zope.authentication.interfaces import IUnauthenticatedPrincipal
+from zope.component import queryAdapter
 from zope.component import queryMultiAdapter
 from zope.component import queryUtility
 from zope.component.hooks import getSite
@@ -49,6 +59,7 @@ from zope.publisher.defaultview import queryDefaultViewName
 from zope.publisher.interfaces import IBadRequest
 from zope.publisher.interfaces import INotFound
 from zope.publisher.interfaces import IRedirect
+from zope.publisher.interfaces import IReRaiseException
 from zope.publisher.interfaces.http import IMethodNotAllowed
 from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 from zope.publisher.publish import mapply
@@ -64,6 +75,7 @@ from zope.pipeline import environ as keys
 from zope.pipeline.errors import UNAVAILABLE_MESSAGE
 from zope.pipeline.errors import IPayloadTooLarge
 from zope.pipeline.errors import describe_error
+from zope.pipeline.errors import for_caller
 from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
 from zope.pipeline.errors import log_unavailable
@@ -89,6 +101,7 @@ environ_keys = {
     keys.RETRIES_LEFT: 'read: transient errors pass up while > 0',
     keys.CONTEXT: 'read: the object the error happened at',
     keys.TRANSACTION_MANAGER: 'read: a fresh transaction for error views',
+    keys.HANDLE_ERRORS: 'read: False lets exceptions reach the caller',
 }
 
 REASONS = {400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
@@ -125,6 +138,15 @@ def status_of(error):
         if interface.providedBy(error):
             return status
     return 500
+
+
+def reraise_to_caller(environ, error):
+    """Whether the caller asked for exceptions (``wsgi.handleErrors``
+    False) and no ``IReRaiseException`` adapter of ``error`` says no."""
+    if environ.get(keys.HANDLE_ERRORS, True):
+        return False
+    reraise = queryAdapter(error, IReRaiseException)
+    return reraise is None or bool(reraise())
 
 
 def nearest_site(context):
@@ -196,11 +218,16 @@ def render_view(environ, request, response, error):
         fresh_transaction(manager)
     try:
         located = LocationProxy(error, context, 'error')
-        name = queryDefaultViewName(located, request) or 'index.html'
-        view = queryMultiAdapter((located, request), name=name)
+        # the classic publisher's lookup: the default view name of the
+        # error (configure.zcml makes it index.html), none without one
+        name = queryDefaultViewName(located, request)
+        view = None if name is None else queryMultiAdapter(
+            (located, request), name=name)
         if view is None:
             return False
-        # the view may set a status of its own; else the error's stays
+        # the view may set a status of its own; else the error's stays,
+        # or, for an error without one (a 500), 200 as in the classic
+        # publisher (an application's UserError page)
         response.setResult(mapply(view, (), request))
         return True
     finally:
@@ -252,6 +279,11 @@ class HandleErrorStage:
         except Exception as error:
             if is_transient(error) and environ.get(keys.RETRIES_LEFT, 0) > 0:
                 raise
+            if reraise_to_caller(environ, error):
+                original = for_caller(error)
+                if original is error:
+                    raise
+                raise original from None
             exc_info = sys.exc_info()
             try:
                 if is_unavailable(error):
@@ -279,28 +311,54 @@ class HandleErrorStage:
             response.reset()
             response.setHeader(*NOSNIFF)
             if IXMLRPCRequest.providedBy(request) and status != 401:
-                # XML-RPC clients understand faults, not error pages
-                response.setResult(xmlrpc_fault(error, status, self.debug))
-                response.setStatus(200)
+                # XML-RPC clients understand faults, not error pages: an
+                # exception view for XML-RPC requests, else a fault
+                if not render_view(environ, request, response, error):
+                    response.setResult(xmlrpc_fault(error, status, self.debug))
+                    response.setStatus(200)
                 return emit(environ, response, start_response, exc_info)
             if IRedirect.providedBy(error):
                 response.redirect(error.getLocation(),
                                   trusted=error.getTrusted())
                 return emit(environ, response, start_response, exc_info)
-            if status == 401:
-                status = self.challenge(request, response)
-            response.setStatus(status)
-            if status == 503:
-                response.setHeader('Retry-After', str(self.retry_after))
-            if IMethodNotAllowed.providedBy(error):
-                allow = getattr(error, 'allow', None)
-                if allow:
-                    response.setHeader('Allow', ', '.join(allow))
-            if not render_view(environ, request, response, error):
+            if not self.view_rendered(environ, request, response, error,
+                                      status):
+                response.reset()
+                response.setHeader(*NOSNIFF)
+                status = self.prepare(request, response, error, status)
+                response.setStatus(status)
                 response.setHeader('Content-Type', 'text/html;charset=utf-8')
                 response.setResult(default_page(status, error, self.debug,
                                                 exc_info))
             return emit(environ, response, start_response, exc_info)
+
+    def prepare(self, request, response, error, status):
+        """Status and headers the error brings whoever renders it (the
+        challenge of a 401, Retry-After, Allow); return the status."""
+        if status == 401:
+            status = self.challenge(request, response)
+        if status != 500:
+            # an error with a status of its own keeps it, view or not
+            response.setStatus(status)
+        if status == 503:
+            response.setHeader('Retry-After', str(self.retry_after))
+        if IMethodNotAllowed.providedBy(error):
+            allow = getattr(error, 'allow', None)
+            if allow:
+                response.setHeader('Allow', ', '.join(allow))
+        return status
+
+    def view_rendered(self, environ, request, response, error, status):
+        """Render the error's exception view; False without one, or when
+        the view fails (logged): the error's own page is shown instead, as
+        the classic publisher did."""
+        self.prepare(request, response, error, status)
+        try:
+            return render_view(environ, request, response, error)
+        except Exception:
+            logger.exception('Error while rendering the error view for %s',
+                             client_text(environ.get('PATH_INFO')))
+            return False
 
     def unavailable(self, environ, start_response, error, exc_info):
         """503 with Retry-After: the database cannot be reached.  One log

@@ -11,6 +11,11 @@ classic publisher (``transaction.get().note(...)``, ``transaction.doom()``,
 data managers joining ``transaction.get()``) works on this request's
 transaction.
 
+The database is named by a ZConfig file (``zodb_config``), or, for Python
+callers that have opened one already (a test layer's ``DemoStorage``
+database), given as ``database``: an open ``ZODB.DB``, used as it is (no
+bootstrap, never closed by the pipeline).
+
 When the database cannot be opened (its MySQL server is down when the
 process first needs it), the error passes up to the retry stage, which
 answers 503 with Retry-After (``errors.is_unavailable``); the next request
@@ -24,6 +29,7 @@ import functools
 from transaction import TransactionManager
 from transaction.interfaces import NoTransaction
 from zope.interface import Interface
+from zope.schema import Field
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
@@ -34,11 +40,36 @@ from zope.pipeline.storage import resolve_callable
 from zope.pipeline.wsgi import ClosingIterator
 
 
+class DatabaseField(Field):
+    """An open ``ZODB.DB``: given by Python callers, never by an ini."""
+
+    def fromUnicode(self, text):
+        raise ValueError('an open ZODB.DB is given from Python '
+                         '(make_publisher_for_loaded_site), not as text; '
+                         'an ini names a ZConfig file with '
+                         'open_root.zodb_config')
+
+
+class OpenDatabase:
+    """A database opened by the caller, in the shape of ProcessDatabase."""
+
+    __slots__ = ('db',)
+
+    def __init__(self, db):
+        self.db = db
+
+    def get(self):
+        return self.db
+
+
 class IOpenRootSettings(Interface):
 
     zodb_config = TextLine(
         title="ZConfig file describing the database ('' for a database in "
               "memory, for tests)", default='', required=False)
+    database = DatabaseField(
+        title='An open ZODB.DB to use instead of zodb_config (Python '
+              'callers only)', default=None, required=False)
     root_name = TextLine(title='Name of the root application in the ZODB '
                                'root mapping', default='Application')
     root_factory = TextLine(
@@ -54,6 +85,7 @@ environ_keys = {
     keys.CONNECTION: 'written: the ZODB connection of this request',
     keys.TRANSACTION_MANAGER: 'written: its explicit transaction manager',
     keys.ROOT: 'written: callable returning the root application',
+    keys.ROOT_NAME: 'written: its name in the ZODB root mapping',
 }
 
 
@@ -79,9 +111,12 @@ class OpenRootStage:
 
     def __init__(self, next_app, zodb_config='', root_name='Application',
                  root_factory='zope.pipeline.storage.create_root_folder',
-                 populate=''):
+                 populate='', database=None):
         self.next_app = next_app
         self.root_name = root_name
+        if database is not None:
+            self.database = OpenDatabase(database)
+            return
         self.database = database_for(
             zodb_config, root_name,
             resolve_callable(root_factory, 'open_root.root_factory')
@@ -93,6 +128,7 @@ class OpenRootStage:
         connection = self.database.get().open(transaction_manager=manager)
         environ[keys.CONNECTION] = connection
         environ[keys.TRANSACTION_MANAGER] = manager
+        environ[keys.ROOT_NAME] = self.root_name
         environ[keys.ROOT] = functools.partial(root_of, connection,
                                                self.root_name)
         previous = bind_to_thread(manager)

@@ -5,7 +5,9 @@ default views, the traversed names that URLs are made of); the traversal
 policy in ``zope.pipeline.traversers`` answers each step: ``++namespace++``
 segments (every zope.traversing namespace), ``@@view``, ``IPublishTraverse``
 adapters, default views, a security proxy on each object, and the traversal
-hooks that earlier stages registered, run once per object reached.
+hooks that earlier stages registered, run once per object reached.  It is
+the request's ``request.publication`` (``zope.pipeline.publication``: what
+views used of the classic publication, ``db`` included).
 
 Dot segments are resolved by ``zope.pipeline.paths``, as RFC 3986 says
 (``/a/../b`` is ``/b``); a ``..`` that would leave the root, or the virtual
@@ -19,11 +21,10 @@ from zope.configuration.exceptions import ConfigurationError
 from zope.interface import Interface
 from zope.publisher.interfaces.browser import IBrowserRequest
 from zope.schema import ASCIILine
-from zope.security.checker import ProxyFactory
 
 from zope.pipeline import environ as keys
 from zope.pipeline import paths
-from zope.pipeline.traversers import Traversal
+from zope.pipeline.publication import Publication
 from zope.pipeline.traversers import parse_attribute_names
 
 
@@ -39,6 +40,8 @@ class ITraverseSettings(Interface):
 
 environ_keys = {
     keys.ROOT: 'read: the root application',
+    keys.CONNECTION: 'read: request.publication.db',
+    keys.ROOT_NAME: 'read: request.publication.root_name',
     keys.TRAVERSAL_HOOKS: 'read: hook(request, ob) for each object reached',
     keys.CONTEXT: 'written: the last object reached',
     keys.PUBLISHED: 'written: the object to publish',
@@ -87,10 +90,10 @@ class TraverseStage:
 
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]
-        traversal = Traversal(environ.get(keys.TRAVERSAL_HOOKS, ()),
-                              environ, keys.CONTEXT, self.xmlrpc_attributes)
+        traversal = Publication(environ.get(keys.TRAVERSAL_HOOKS, ()),
+                                environ, keys.CONTEXT, self.xmlrpc_attributes)
         request.setPublication(traversal)
-        root = ProxyFactory(environ[keys.ROOT]())
+        root = traversal.getApplication(request)
         environ[keys.CONTEXT] = root
         resolve_dot_segments(request)
         method_page = has_method_suffix(request) and \

@@ -1,0 +1,82 @@
+"""What ``request.publication`` is under zope.pipeline: the classic
+publication's attributes that views and traversers use, over the stages
+that do the work.
+
+zope.app.publication's ``ZopePublication`` was both the publisher's
+policy and an object views reached through ``request.publication``:
+``db`` (undo views, application control, generations), ``root_name``,
+``getApplication(request)``, ``proxy(ob)`` and the traversal methods
+(``traverseName``, ``getDefaultTraversal``, ``callTraversalHooks``).
+``Publication`` offers those, for this request: ``db`` is the database of
+the request's connection, ``getApplication`` the request's own root
+application (proxied; the classic one opened another connection).  The
+steps the stages perform (``beforeTraversal``, ``afterTraversal``,
+``afterCall``, ``endRequest``) do nothing when called again, and
+``handleException`` re-raises, for the handle_error stage to render.
+zope.app.publication is not imported.
+"""
+
+from zope.component import queryUtility
+from zope.interface import implementer
+from zope.publisher.interfaces import IPublication
+from zope.publisher.publish import mapply
+from zope.security.checker import ProxyFactory
+from zope.traversing.interfaces import IEtcNamespace
+
+from zope.pipeline import environ as keys
+from zope.pipeline.traversers import Traversal
+
+#: The classic publication's name of the root application.
+DEFAULT_ROOT_NAME = 'Application'
+#: A path through it starts from the application controller, not the ZODB.
+PROCESS_NAMESPACE = '++etc++process'
+
+
+@implementer(IPublication)
+class Publication(Traversal):
+    """``request.publication`` of a request published by zope.pipeline."""
+
+    __slots__ = ()
+
+    @property
+    def db(self):
+        """The ZODB database of this request's connection (None without
+        the open_root stage)."""
+        connection = self.environ.get(keys.CONNECTION)
+        return connection.db() if connection is not None else None
+
+    @property
+    def root_name(self):
+        return self.environ.get(keys.ROOT_NAME, DEFAULT_ROOT_NAME)
+
+    def proxy(self, ob):
+        return ProxyFactory(ob)
+
+    def getApplication(self, request):
+        """This request's root application, security proxied; for a path
+        through ``++etc++process``, the parent of the process namespace
+        (the application controller), as in the classic publisher."""
+        if PROCESS_NAMESPACE in request.getTraversalStack():
+            process = queryUtility(IEtcNamespace, 'process')
+            if process is not None:
+                return ProxyFactory(process.__parent__)
+        return ProxyFactory(self.environ[keys.ROOT]())
+
+    def callObject(self, request, ob):
+        return mapply(ob, request.getPositionalArguments(), request)
+
+    def beforeTraversal(self, request):
+        """Done by the stages (authentication, transaction, events)."""
+
+    def afterTraversal(self, request, ob):
+        """Done by the stages."""
+
+    def afterCall(self, request, ob):
+        """Done by the transaction stage."""
+
+    def endRequest(self, request, ob):
+        """Done by the stages."""
+
+    def handleException(self, object, request, exc_info, retry_allowed=True):
+        """Re-raise: the handle_error stage renders errors."""
+        raise exc_info[1].with_traceback(exc_info[2])

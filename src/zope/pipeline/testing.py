@@ -1,0 +1,116 @@
+"""zope.pipeline.testing: functional tests of a Zope application, published
+through zope.pipeline.
+
+A drop-in for ``zope.app.wsgi.testlayer``: ``BrowserLayer`` takes the same
+arguments (``package, zcml_file='ftesting.zcml', name=None, features=None,
+allowTearDown=False``), loads the same ZCML into the same stacked
+DemoStorage database, and offers ``make_wsgi_app()``, ``getRootFolder()``
+and ``http()``; ``zope.testbrowser.wsgi.Browser`` and WebTest work on what
+``make_wsgi_app()`` returns.  Only the publisher differs: requests go
+through zope.pipeline's standard stages (``PipelineApplication``).
+
+Test-only: this module imports ``zope.app.wsgi.testlayer`` (and through
+it zope.app.appsetup and WebTest), the ``compat`` extra of zope.pipeline.
+Nothing in zope.pipeline imports it, so zope.app.publication and
+zope.app.wsgi stay out of the run-time dependencies.
+
+The body contract: a WSGI server calls ``close()`` on every body it gets
+(PEP 3333), and zope.pipeline gives a request's ZODB connection back to the
+pool only then (at once when the body is a list).  Test middlewares often
+do not (``zope.app.wsgi.testlayer.TransactionMiddleware`` iterates the body
+with ``yield from``, which never closes it), so ``PipelineApplication``
+reads the whole body and closes it before returning it as a list.
+"""
+
+from zope.app.wsgi import testlayer
+from zope.app.wsgi.testlayer import http  # noqa: F401 - the same helper
+
+from zope.pipeline import environ as keys
+from zope.pipeline.app import PIPELINE_ZCML
+from zope.pipeline.app import make_publisher_for_loaded_site
+from zope.pipeline.wsgi import close_iterable
+
+
+def settings_with_database(db, settings=None):
+    """Stage settings with ``open_root.database`` set to ``db``."""
+    merged = {stage: dict(values) for stage, values in
+              (settings or {}).items()}
+    merged.setdefault('open_root', {})['database'] = db
+    return merged
+
+
+#: The request factory the classic application used by default.
+CLASSIC_DEFAULT_FACTORY = 'HTTPPublicationRequestFactory'
+
+
+def check_request_factory(factory):
+    """Refuse a request factory other than the classic default: the
+    pipeline would silently not use it."""
+    if factory is None or getattr(factory, '__name__', None) == \
+            CLASSIC_DEFAULT_FACTORY:
+        return
+    raise TypeError(
+        'PipelineApplication cannot use the request factory %r: zope.pipeline '
+        'chooses request types with pipeline:requestFactory registrations '
+        '(see pipeline.zcml)' % (factory,))
+
+
+class PipelineApplication:
+    """What ``zope.app.wsgi.WSGIPublisherApplication(db)`` is, through
+    zope.pipeline: a WSGI application publishing from the open ZODB ``db``
+    with the configuration already loaded in this process.
+
+    ``factory`` is there for the classic signature ``(db, factory,
+    handle_errors)``: request types come from ``pipeline:requestFactory``
+    registrations, so only zope.app.publication's default
+    ``HTTPPublicationRequestFactory`` (or None) is accepted.
+    ``handle_errors`` is the default of ``wsgi.handleErrors`` (False lets
+    exceptions reach the caller, as the classic publisher did).
+    ``settings`` are stage settings (``{'handle_error': {'debug':
+    True}}``); ``pipeline_zcml`` names the stages (the standard ones).
+    Bodies are read and closed here (see the module docstring).
+    """
+
+    def __init__(self, db=None, factory=None, handle_errors=True,
+                 settings=None, pipeline_zcml=PIPELINE_ZCML):
+        check_request_factory(factory)
+        self.db = db
+        self.handle_errors = handle_errors
+        self.publisher = make_publisher_for_loaded_site(
+            settings_with_database(db, settings), pipeline_zcml,
+            'the settings of PipelineApplication')
+
+    def __call__(self, environ, start_response):
+        environ.setdefault(keys.HANDLE_ERRORS, self.handle_errors)
+        body = self.publisher(environ, start_response)
+        try:
+            return list(body)
+        finally:
+            close_iterable(body)
+
+
+class BrowserLayer(testlayer.BrowserLayer):
+    """``zope.app.wsgi.testlayer.BrowserLayer`` publishing through
+    zope.pipeline (same constructor, same middlewares around the
+    application: the transaction commit and sync, basic auth encoding)."""
+
+    #: Stage settings of the publishers this layer makes.
+    settings = None
+
+    def make_wsgi_app(self, setup_middleware=lambda app: app):
+        self._application = PipelineApplication(self.db,
+                                                settings=self.settings)
+        return testlayer.AuthorizationMiddleware(
+            testlayer.TransactionMiddleware(
+                self.getRootFolder,
+                self.setup_middleware(setup_middleware(self._application))))
+
+
+def use_pipeline_in_classic_layers():
+    """Make every ``zope.app.wsgi.testlayer.BrowserLayer`` publish through
+    zope.pipeline: the layers of an existing suite, unchanged, then test
+    zope.pipeline (what ``tests/compat`` does).  Returns the replaced
+    application class."""
+    replaced = testlayer.WSGIPublisherApplication
+    testlayer.WSGIPublisherApplication = PipelineApplication
+    return replaced
