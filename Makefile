@@ -4,6 +4,7 @@
 #   make test      run the whole test suite with branch coverage
 #   make unit      the fast unit layer (tests/unit) only
 #   make docs      the Sphinx documentation, warnings as errors
+#   make lint      ruff over the whole tree
 #   make buildout  the same software through zc.buildout: bin/zope-pipeline,
 #                  bin/test
 #   make reliability  run the reliability tests and publish their figures
@@ -66,7 +67,7 @@ RELIABILITY_TESTS := tests/integration/test_conflict_storm.py \
 	tests/integration/test_two_servers.py
 RELIABILITY_REPORT := test-artifacts/reliability.md
 
-.PHONY: docs unit reliability www-data-access help serve test setup apt-packages check-python coverage-summary \
+.PHONY: lint docs unit reliability www-data-access help serve test setup apt-packages check-python coverage-summary \
 	buildout clean
 
 help:
@@ -74,6 +75,7 @@ help:
 	@echo 'make test      run the whole test suite with branch coverage'
 	@echo 'make unit      run the fast unit layer (tests/unit) only'
 	@echo 'make docs      build the documentation (docs/_build/html)'
+	@echo 'make lint      run ruff (configured in pyproject.toml)'
 	@echo 'make buildout  build bin/zope-pipeline and bin/test with zc.buildout'
 	@echo 'make reliability  run the reliability tests, publish docs/reliability.md'
 	@echo 'make clean     remove .venv, .buildout and the buildout output (not var/)'
@@ -100,6 +102,11 @@ test: setup
 	    echo "FAILED: $$failed of $$tests tests failed or had errors (pytest exit code $$status)."; \
 	fi; \
 	exit $$status
+
+# pyflakes, pycodestyle, isort and bugbear, as pyproject.toml configures
+# them: nothing found, or it fails.
+lint: setup
+	$(VENV)/bin/ruff check .
 
 # The documentation, warnings as errors; the chains it shows are generated
 # by show-pipeline while it builds.

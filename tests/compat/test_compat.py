@@ -131,8 +131,8 @@ def listed(path):
 @pytest.fixture(scope='module')
 def results():
     try:
-        import zope.app.wsgi.testlayer  # noqa: F401
-        import zope.testrunner  # noqa: F401
+        import zope.app.wsgi.testlayer
+        import zope.testrunner  # noqa: F401 - whether it imports
     except ImportError:
         need(False, "the 'compat' extra (zope.app.*) is not installed")
     workers = 2

@@ -5,17 +5,17 @@ import pytest
 
 pytest.importorskip('zope.app.wsgi.testlayer')
 
-import webtest  # noqa: E402
-import zope.app.wsgi  # noqa: E402
-from zope.app.wsgi import testlayer  # noqa: E402
-from zope.app.wsgi.testing import ErrorRaisingView  # noqa: E402
-from zope.app.wsgi.testing import IndexView  # noqa: E402
-from zope.component import provideAdapter  # noqa: E402
-from zope.configuration.exceptions import ConfigurationError  # noqa: E402
-from zope.security import checker  # noqa: E402
+import webtest
+import zope.app.wsgi
+from zope.app.wsgi import testlayer
+from zope.app.wsgi.testing import ErrorRaisingView
+from zope.app.wsgi.testing import IndexView
+from zope.component import provideAdapter
+from zope.configuration.exceptions import ConfigurationError
+from zope.security import checker
 
-from zope.pipeline import testing  # noqa: E402
-from zope.pipeline.app import make_publisher_for_loaded_site  # noqa: E402
+from zope.pipeline import testing
+from zope.pipeline.app import make_publisher_for_loaded_site
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The WSGI environ keys stages use to talk to each other, in one place."""
 
 from zope.pipeline.interfaces import REQUEST_KEY  # noqa: F401 - re-exported
-from zope.pipeline.interfaces import RESPONSE_KEY  # noqa: F401
+from zope.pipeline.interfaces import RESPONSE_KEY  # noqa: F401 - re-exported
 
 #: The name of the request type (the request factory registration).
 REQUEST_TYPE = 'zope.pipeline.request_type'

@@ -11,8 +11,7 @@ from zope.pipeline.logtext import client_text
 
 try:  # pragma: no cover - RelStorage is a dependency, but stay importable
     from relstorage.adapters.interfaces import ReplicaClosedException
-    from relstorage.adapters.interfaces import \
-        UnableToAcquireCommitLockError
+    from relstorage.adapters.interfaces import UnableToAcquireCommitLockError
     RELSTORAGE_RETRIABLE = (ReplicaClosedException,
                             UnableToAcquireCommitLockError)
 except ImportError:  # pragma: no cover
