@@ -11,6 +11,7 @@ import types
 import pytest
 import webtest
 
+from zope.pipeline import startup
 from zope.pipeline.cli import main as zope_pipeline
 from zope.pipeline.commands import serve
 
@@ -396,7 +397,7 @@ def test_wsgi_script_refuses_more_daemon_threads_than_connections(
 def test_outside_mod_wsgi_a_wsgi_script_checks_no_threads(
         clean_zope, site_dir, monkeypatch):
     monkeypatch.setitem(sys.modules, 'mod_wsgi', None)
-    assert serve.mod_wsgi_threads() is None
+    assert startup.mod_wsgi_threads() is None
     assert serve.wsgi_application(write_site(site_dir, threads=99))
 
 
@@ -433,7 +434,7 @@ def test_site_path_is_published_at_the_root_url(make_testapp):
     app = make_testapp(SITE_ZCML, {'open_root': {
         'populate': 'zope.pipeline.sample.content.populate'},
         'virtual_host': {'allowed_hosts': 'www.example.com example.com'}})
-    mapped = webtest.TestApp(serve.SiteAtRoot(app.app, '/folder/'),
+    mapped = webtest.TestApp(startup.SiteAtRoot(app.app, '/folder/'),
                              extra_environ={'REMOTE_ADDR': '127.0.0.1'},
                              lint=True)
     home = mapped.get('/', extra_environ={'HTTP_HOST': 'www.example.com'})
@@ -445,8 +446,8 @@ def test_site_path_is_published_at_the_root_url(make_testapp):
 
 
 def test_site_path_is_normalised():
-    assert serve.SiteAtRoot(None, '/').site_path == ''
-    assert serve.SiteAtRoot(None, 'folder/').site_path == '/folder'
+    assert startup.SiteAtRoot(None, '/').site_path == ''
+    assert startup.SiteAtRoot(None, 'folder/').site_path == '/folder'
 
 
 # -- waitress
