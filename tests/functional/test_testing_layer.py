@@ -125,3 +125,34 @@ def test_application_takes_the_classic_arguments(layer):
     assert app.handle_errors is False
     with pytest.raises(TypeError, match='pipeline:requestFactory'):
         testing.PipelineApplication(layer.db, object)
+
+
+@pytest.fixture
+def site_layer():
+    from tests.functional import layer_site
+    layer = testing.BrowserLayer(layer_site, allowTearDown=True)
+    layer.setUp()
+    layer.testSetUp()
+    yield layer
+    layer.testTearDown()
+    layer.tearDown()
+
+
+def test_a_sites_own_stage_runs_in_its_tests(site_layer):
+    app = webtest.TestApp(site_layer.make_wsgi_app())
+    response = app.get('/', status=(200, 401, 404))
+    assert response.headers['X-Stamp'] == 'layer_site'
+
+
+def test_a_sites_tests_run_without_the_metrics_stages(site_layer):
+    site_layer.make_wsgi_app()
+    publisher = site_layer._application.publisher
+    names = set(publisher.outer.names())
+    for chain in publisher._chains_by_iro.values():
+        names.update(chain.names())
+    assert 'stamp' in names
+    assert not names & testing.LEFT_OUT_IN_TESTS
+
+
+def test_a_classic_sites_layer_compiles_the_standard_stages(layer):
+    assert testing.stages_of_loaded_site(layer.context) is None

@@ -63,7 +63,8 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
 
 def make_publisher_for_loaded_site(settings=None,
                                    pipeline_zcml=PIPELINE_ZCML,
-                                   where_settings='the publisher settings'):
+                                   where_settings='the publisher settings',
+                                   registry=None):
     """Return a Publisher for a site whose configuration is already loaded.
 
     For a process that has run its site's ZCML already, without
@@ -78,8 +79,14 @@ def make_publisher_for_loaded_site(settings=None,
 
     Neither the metrics stages (not in ``pipeline.zcml``) nor the C
     checker workaround (``security.apply``) are part of it.
+
+    ``registry``, when given, is the PipelineRegistry of stages and request
+    factories to compile instead (the site's own, as its loaded
+    configuration registered them: ``zope.pipeline.testing``).
     """
-    return Publisher(load_zcml(pipeline_zcml), settings, where_settings)
+    if registry is None:
+        registry = load_zcml(pipeline_zcml)
+    return Publisher(registry, settings, where_settings)
 
 
 def principals_file(here, options, where):

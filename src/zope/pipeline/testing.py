@@ -28,6 +28,7 @@ from zope.app.wsgi.testlayer import http  # noqa: F401 - the same helper
 from zope.pipeline import environ as keys
 from zope.pipeline.app import PIPELINE_ZCML
 from zope.pipeline.app import make_publisher_for_loaded_site
+from zope.pipeline.registry import PipelineRegistry
 from zope.pipeline.wsgi import close_iterable
 
 
@@ -72,13 +73,13 @@ class PipelineApplication:
     """
 
     def __init__(self, db=None, factory=None, handle_errors=True,
-                 settings=None, pipeline_zcml=PIPELINE_ZCML):
+                 settings=None, pipeline_zcml=PIPELINE_ZCML, registry=None):
         check_request_factory(factory)
         self.db = db
         self.handle_errors = handle_errors
         self.publisher = make_publisher_for_loaded_site(
             settings_with_database(db, settings), pipeline_zcml,
-            'the settings of PipelineApplication')
+            'the settings of PipelineApplication', registry)
 
     def __call__(self, environ, start_response):
         environ.setdefault(keys.HANDLE_ERRORS, self.handle_errors)
@@ -89,17 +90,48 @@ class PipelineApplication:
             close_iterable(body)
 
 
+#: Stages of a loaded site that its tests run without: request metrics
+#: measure the server rather than the application, and would start a worker
+#: thread for every publisher a test makes.
+LEFT_OUT_IN_TESTS = frozenset(('metrics', 'metrics_endpoint', 'metrics_view'))
+
+
+def stages_of_loaded_site(context):
+    """The stages and request factories that the layer's loaded ZCML
+    registered (a site that includes zope.pipeline's ``site.zcml`` or
+    ``configure.zcml``, and its own stages), less ``LEFT_OUT_IN_TESTS``;
+    None when it registered none (a classic site: then the standard
+    ``pipeline.zcml`` is compiled)."""
+    loaded = getattr(context, 'pipeline_registry', None)
+    if loaded is None or not loaded.stages:
+        return None
+    registry = PipelineRegistry()
+    for registration in loaded.stages:
+        if registration.name not in LEFT_OUT_IN_TESTS:
+            registry.add_stage(registration)
+    for registration in loaded.request_factories:
+        registry.add_request_factory(registration)
+    return registry
+
+
 class BrowserLayer(testlayer.BrowserLayer):
     """``zope.app.wsgi.testlayer.BrowserLayer`` publishing through
     zope.pipeline (same constructor, same middlewares around the
-    application: the transaction commit and sync, basic auth encoding)."""
+    application: the transaction commit and sync, basic auth encoding).
+
+    When the layer's ZCML registers stages (the site includes
+    zope.pipeline's ``site.zcml`` and maybe stages of its own), those are
+    the chains its tests publish through, less the metrics stages
+    (``LEFT_OUT_IN_TESTS``); a classic site's tests get the standard
+    stages of ``pipeline.zcml``."""
 
     #: Stage settings of the publishers this layer makes.
     settings = None
 
     def make_wsgi_app(self, setup_middleware=lambda app: app):
-        self._application = PipelineApplication(self.db,
-                                                settings=self.settings)
+        self._application = PipelineApplication(
+            self.db, settings=self.settings,
+            registry=stages_of_loaded_site(getattr(self, 'context', None)))
         return testlayer.AuthorizationMiddleware(
             testlayer.TransactionMiddleware(
                 self.getRootFolder,
