@@ -1,0 +1,1 @@
+"""mysite: notes, published by zope.pipeline."""

@@ -1,0 +1,38 @@
+"""server_timing: a stage that tells the browser how long the site took,
+in a ``Server-Timing`` header (shown by the browser's developer tools)."""
+
+import time
+
+from zope.interface import Interface
+from zope.schema import ASCIILine
+
+
+class IServerTimingSettings(Interface):
+    """The ini settings of the stage: ``server_timing.<name>``."""
+
+    metric = ASCIILine(title='Name of the metric in the header',
+                       default='app')
+
+
+class ServerTimingStage:
+    """Time the rest of the chain; add the header to the response."""
+
+    settings_schema = IServerTimingSettings
+
+    def __init__(self, next_app, metric='app'):
+        self.next_app = next_app
+        self.metric = metric
+
+    def __call__(self, environ, start_response):
+        started = time.perf_counter()
+
+        def timed_start_response(status, headers, exc_info=None):
+            milliseconds = (time.perf_counter() - started) * 1000
+            headers = list(headers) + [
+                ('Server-Timing', '%s;dur=%.1f' % (self.metric,
+                                                   milliseconds))]
+            if exc_info is None:
+                return start_response(status, headers)
+            return start_response(status, headers, exc_info)
+
+        return self.next_app(environ, timed_start_response)
