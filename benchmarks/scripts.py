@@ -21,7 +21,7 @@ serverside.configure_logging(%(log_dir)r)
 
 _PIPELINE = '''\
 from paste.deploy import loadapp
-from zope.pipeline.commands.serve import open_databases
+from zope.pipeline.startup import open_databases
 publisher = loadapp('config:' + %(ini)r)
 open_databases(publisher)
 application = serverside.CountingMiddleware(publisher, %(count_dir)r)

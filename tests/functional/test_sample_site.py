@@ -249,8 +249,8 @@ def test_deploy_ini_serves_the_sample_site_from_sqlite_in_var(
         clean_zope, tmp_path):
     import webtest
 
-    from zope.pipeline.commands.serve import load_application
-    from zope.pipeline.commands.serve import open_databases
+    from zope.pipeline.startup import load_application
+    from zope.pipeline.startup import open_databases
     etc = copy_etc(tmp_path)
     application, publisher = load_application(str(etc / 'deploy.ini'))
     open_databases(publisher)

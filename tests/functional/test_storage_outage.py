@@ -297,7 +297,7 @@ def test_process_starting_while_the_database_is_unreachable_starts_anyway(
     # instead of failing the WSGI script, which mod_wsgi would import again,
     # and fail with a 500, at every request.
     need(MySQLdb is not None, 'mysqlclient (the mysql extra) is missing')
-    from zope.pipeline.commands.serve import open_databases
+    from zope.pipeline.startup import open_databases
     config = unreachable_config(tmp_path)
     app = inner.build(make_testapp, tmp_path, open_root__zodb_config=config)
     caplog.clear()

@@ -11,6 +11,8 @@ import types
 import pytest
 import webtest
 
+from zope.pipeline import modwsgi_express
+from zope.pipeline import ownership
 from zope.pipeline import startup
 from zope.pipeline.cli import main as zope_pipeline
 from zope.pipeline.commands import serve
@@ -109,9 +111,9 @@ def test_in_memory_database_has_zodbs_default_pool_of_seven(clean_zope):
     from zope.pipeline.app import make_app
     publisher = make_app(SITE_ZCML)
     assert serve.storage_directories(publisher) == []
-    serve.check_threads(publisher, 7, 'test')
+    startup.check_threads(publisher, 7, 'test')
     with pytest.raises(SystemExit, match='the database in memory is 7'):
-        serve.check_threads(publisher, 8, 'test')
+        startup.check_threads(publisher, 8, 'test')
 
 
 def test_reload_needs_mod_wsgi(site_dir):
@@ -135,7 +137,7 @@ def test_an_ini_without_a_publisher_is_refused(tmp_path):
     ini.write_text('[app:main]\nuse = call:tests.integration.'
                    'test_serve_command:plain_app\n')
     with pytest.raises(SystemExit, match='builds no zope.pipeline'):
-        serve.load_application(str(ini))
+        startup.load_application(str(ini))
 
 
 def plain_app(global_conf, **settings):
@@ -255,12 +257,13 @@ def test_admin_threads_are_checked_against_the_pool_too(
 def test_the_timeouts_answer_504_before_apache_and_a_restart():
     for threads in (1, 2, 4, 8):
         for request_timeout in (1, 5, 60):
-            values = serve.timeouts(request_timeout, threads)
+            values = modwsgi_express.timeouts(request_timeout, threads)
             limit = request_timeout * (1 + math.log(threads))
             # The daemon interrupts within a monitor period of the limit,
             # before Apache's socket-timeout; Apache answers before the
             # process would be restarted for a request that ignores it.
-            assert limit + serve.MONITOR_PERIOD < values['socket-timeout']
+            assert limit + modwsgi_express.MONITOR_PERIOD < \
+                values['socket-timeout']
             assert values['socket-timeout'] < \
                 limit + values['interrupt-timeout']
 
@@ -307,19 +310,19 @@ def test_under_root_the_daemons_run_as_www_data_owning_the_storage(
 
 
 def test_default_server_root_is_var_beside_the_etc_of_the_ini():
-    assert serve.default_server_root('/srv/site/etc/deploy.ini', 8080) == \
-        '/srv/site/var/mod_wsgi-8080'
+    assert modwsgi_express.default_server_root(
+        '/srv/site/etc/deploy.ini', 8080) == '/srv/site/var/mod_wsgi-8080'
 
 
 def test_unknown_daemon_user_is_named(monkeypatch):
     monkeypatch.setattr(os, 'geteuid', lambda: 0)
     with pytest.raises(SystemExit, match="'nobody-here' does not exist"):
-        serve.run_as('nobody-here')
-    assert serve.run_as('www-data', 'www-data') == ('www-data', 'www-data')
+        ownership.run_as('nobody-here')
+    assert ownership.run_as('www-data', 'www-data') == ('www-data', 'www-data')
 
 
 def test_not_root_runs_as_itself(as_user):
-    assert serve.run_as('www-data') == (None, None)
+    assert ownership.run_as('www-data') == (None, None)
 
 
 def test_a_project_www_data_cannot_read_is_refused(tmp_path):
@@ -329,7 +332,7 @@ def test_a_project_www_data_cannot_read_is_refused(tmp_path):
     ini.write_text('')
     os.chmod(hidden, 0o700)
     with pytest.raises(SystemExit) as raised:
-        serve.check_readable_by('www-data', 'www-data', [str(ini)])
+        ownership.check_readable_by('www-data', 'www-data', [str(ini)])
     assert 'www-data cannot read %s' % ini in str(raised.value)
 
 
@@ -338,27 +341,27 @@ def test_permission_bits_decide_for_owner_group_and_others(site_dir):
     open(path, 'w').close()
     os.chmod(path, 0o640)
     info = os.stat(path)
-    assert serve.allowed(info, info.st_uid, set(), 'r')
-    assert serve.allowed(info, info.st_uid + 1, {info.st_gid}, 'r')
-    assert not serve.allowed(info, info.st_uid + 1, set(), 'r')
-    assert serve.first_blocked(path, info.st_uid + 1, set()) == path
+    assert ownership.allowed(info, info.st_uid, set(), 'r')
+    assert ownership.allowed(info, info.st_uid + 1, {info.st_gid}, 'r')
+    assert not ownership.allowed(info, info.st_uid + 1, set(), 'r')
+    assert ownership.first_blocked(path, info.st_uid + 1, set()) == path
     os.chmod(path, 0o644)
-    assert serve.first_blocked(path, info.st_uid + 1, set()) is None
+    assert ownership.first_blocked(path, info.st_uid + 1, set()) is None
 
 
 def test_the_project_is_readable_by_www_data():
-    serve.check_readable_by('www-data', 'www-data', [
+    ownership.check_readable_by('www-data', 'www-data', [
         os.path.join(ROOT, 'etc', 'deploy.ini'), sys.prefix])
 
 
 def test_mod_wsgi_express_is_found_beside_python_or_named(monkeypatch):
-    assert os.path.basename(serve.find_mod_wsgi_express()) == \
+    assert os.path.basename(modwsgi_express.find_mod_wsgi_express()) == \
         'mod_wsgi-express'
     monkeypatch.setattr(sys, 'executable', '/nonexistent/python')
-    monkeypatch.setattr(serve.shutil, 'which', lambda name: None)
+    monkeypatch.setattr(modwsgi_express.shutil, 'which', lambda name: None)
     with pytest.raises(SystemExit, match='mod_wsgi-express is not '
                                          'installed'):
-        serve.find_mod_wsgi_express()
+        modwsgi_express.find_mod_wsgi_express()
 
 
 # -- in a daemon process
@@ -377,7 +380,7 @@ def mod_wsgi_module(monkeypatch):
 def test_wsgi_script_loads_the_site_and_opens_its_database(
         clean_zope, site_dir, mod_wsgi_module):
     ini = write_site(site_dir)
-    application = serve.wsgi_application(ini)
+    application = startup.load_site(ini)
     assert os.path.exists(os.path.join(site_dir, 'var', 'data',
                                        'main.sqlite3'))
     assert mod_wsgi_module.shutdown_callbacks
@@ -388,7 +391,7 @@ def test_wsgi_script_loads_the_site_and_opens_its_database(
 def test_wsgi_script_refuses_more_daemon_threads_than_connections(
         clean_zope, site_dir, mod_wsgi_module, caplog):
     mod_wsgi_module.threads_per_process = 20
-    application = serve.wsgi_application(write_site(site_dir))
+    application = startup.load_site(write_site(site_dir))
     response = webtest.TestApp(application).get('/folder/page', status=503)
     assert 'Site unavailable' in response.text
     assert 'mod_wsgi threads_per_process' in application.reason
@@ -398,7 +401,7 @@ def test_outside_mod_wsgi_a_wsgi_script_checks_no_threads(
         clean_zope, site_dir, monkeypatch):
     monkeypatch.setitem(sys.modules, 'mod_wsgi', None)
     assert startup.mod_wsgi_threads() is None
-    assert serve.wsgi_application(write_site(site_dir, threads=99))
+    assert startup.load_site(write_site(site_dir, threads=99))
 
 
 def test_exec_command_replaces_the_process():
@@ -419,12 +422,12 @@ def test_logging_comes_from_the_ini_when_it_has_loggers(site_dir):
     root = logging.getLogger()
     saved = root.level, list(root.handlers)
     try:
-        assert serve.configure_logging(write_site(site_dir, loggers=loggers))
+        assert startup.configure_logging(write_site(site_dir, loggers=loggers))
         assert root.level == logging.ERROR
     finally:
         root.setLevel(saved[0])
         root.handlers[:] = saved[1]
-    assert not serve.configure_logging(write_site(site_dir))
+    assert not startup.configure_logging(write_site(site_dir))
 
 
 # -- the root URL mapped into the site

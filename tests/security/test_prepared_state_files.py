@@ -11,8 +11,8 @@ import types
 import pytest
 from zope.configuration.exceptions import ConfigurationError
 
+from zope.pipeline import ownership
 from zope.pipeline import storage
-from zope.pipeline.commands import serve
 
 ZCONFIG = '''\
 <zodb main>
@@ -127,7 +127,7 @@ def test_serve_as_root_does_not_chown_through_a_symlinked_cache(tmp_path):
     var.mkdir()
     os.symlink(str(victim), str(var / 'relstorage-cache'))
     with pytest.raises(SystemExit, match='symbolic link'):
-        serve.give_directory(str(var / 'relstorage-cache'), 'nobody',
+        ownership.give_directory(str(var / 'relstorage-cache'), 'nobody',
                              'nogroup')
     assert os.stat(victim).st_uid == 0
     assert os.stat(victim / 'shadow-like').st_uid == 0

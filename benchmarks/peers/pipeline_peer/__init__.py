@@ -28,7 +28,7 @@ def make_app(zodb_config, workdir):
     bootstrapped at its first start, in this process)."""
     from paste.deploy import loadapp
 
-    from zope.pipeline.commands.serve import open_databases
+    from zope.pipeline.startup import open_databases
     publisher = loadapp('config:' + write_ini(zodb_config, workdir))
     open_databases(publisher)
     return publisher

@@ -289,6 +289,18 @@ def load_application(ini, name='main'):
     return application, app_module.built[-1]
 
 
+def open_databases(publisher, at_start=False):
+    """Open (and bootstrap) every database now, in this process.  In a
+    server process that just started (``at_start``), one whose server
+    cannot be reached is left to the first request (see
+    ``ProcessDatabase.open_at_start``)."""
+    for database in process_databases(publisher):
+        if at_start:
+            database.open_at_start()
+        else:
+            database.get()
+
+
 def process_databases(publisher):
     """The ProcessDatabase of every open_root stage in the publisher."""
     from zope.pipeline.storage import ProcessDatabase

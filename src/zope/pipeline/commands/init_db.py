@@ -230,8 +230,8 @@ def prepare_database(ini, name='main'):
     """Open the site's databases with the application's credentials: the
     tables and the root application are created, then closed."""
     from zope.pipeline import storage
-    from zope.pipeline.commands.serve import load_application
-    from zope.pipeline.commands.serve import open_databases
+    from zope.pipeline.startup import load_application
+    from zope.pipeline.startup import open_databases
     application, publisher = load_application(ini, name)
     try:
         open_databases(publisher)

@@ -1,0 +1,128 @@
+"""Running ``zope-pipeline serve`` as root: the user Apache's children
+run as, the storage directories and secret files given to that user (never
+through a symbolic link), and a clear refusal when that user cannot read
+what the daemon processes need.
+"""
+
+import grp
+import os
+import pwd
+import stat
+import sys
+
+from zope.pipeline.startup import database_configs
+
+#: The user Apache's children run as when the server is started by root.
+DEFAULT_USER = 'www-data'
+
+
+def run_as(user=None, group=None):
+    """(user, group) for Apache's children; (None, None) unless root."""
+    if os.geteuid() != 0:
+        return None, None
+    user = user or DEFAULT_USER
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        raise SystemExit('Run as root, Apache needs a user for its children '
+                         'but %r does not exist: pass --user.'
+                         % user) from None
+    if group is None:
+        group = grp.getgrgid(entry.pw_gid).gr_name
+    return user, group
+
+
+def give_directory(directory, user, group):
+    """Create ``directory`` if needed; make it (and what it holds) the
+    user's, so the daemon processes can write the storage.  Never through
+    a symbolic link: a link (the directory, or in it) is refused or left
+    alone, so root never changes the owner of what a link points to."""
+    from zope.pipeline.privatefiles import UnsafePathError
+    from zope.pipeline.privatefiles import give_to
+    from zope.pipeline.privatefiles import refuse_link
+    try:
+        refuse_link(directory, "a storage directory, given to %s" % user)
+    except UnsafePathError as error:
+        raise SystemExit(str(error)) from None
+    os.makedirs(directory, exist_ok=True)
+    uid, gid = pwd.getpwnam(user).pw_uid, grp.getgrnam(group).gr_gid
+    give_to(directory, uid, gid)
+    for parent, directories, files in os.walk(directory):
+        for entry in directories + files:
+            give_to(os.path.join(parent, entry), uid, gid)
+
+
+def secret_files(publisher):
+    """Files with secrets the daemon processes read: the principals file
+    and the MySQL option files of the databases."""
+    from zope.pipeline.credentials import mysql_section_of
+    paths = [publisher.principals_zcml] if getattr(
+        publisher, 'principals_zcml', None) else []
+    for _path, section in database_configs(publisher):
+        mysql = mysql_section_of(section) if section is not None else None
+        option_file = getattr(mysql, 'read_default_file', None)
+        if option_file and os.path.exists(option_file):
+            paths.append(option_file)
+    return paths
+
+
+def give_secret(path, user, group):
+    """Make a secret file readable by the daemon processes' user only."""
+    from zope.pipeline.privatefiles import UnsafePathError
+    from zope.pipeline.privatefiles import give_to
+    from zope.pipeline.privatefiles import refuse_link
+    try:
+        refuse_link(path, 'a secret file, given to %s' % user)
+    except UnsafePathError as error:
+        raise SystemExit(str(error)) from None
+    give_to(path, pwd.getpwnam(user).pw_uid, grp.getgrnam(group).gr_gid)
+    os.chmod(path, 0o600)
+
+
+def readable_paths(ini, publisher):
+    """What the daemon processes read: the ini, the ZConfig files, the
+    Python environment and the code of zope.pipeline."""
+    import zope.pipeline
+    paths = [ini, sys.prefix, os.path.dirname(zope.pipeline.__file__)]
+    paths.extend(path for path, section in database_configs(publisher)
+                 if path)
+    return paths
+
+
+def check_readable_by(user, group, paths):
+    """Fail clearly when ``user`` cannot read one of ``paths``."""
+    entry = pwd.getpwnam(user)
+    groups = set(os.getgrouplist(user, entry.pw_gid))
+    groups.add(grp.getgrnam(group).gr_gid)
+    for path in paths:
+        blocked = first_blocked(os.path.abspath(path), entry.pw_uid, groups)
+        if blocked is not None:
+            raise SystemExit(
+                '%s cannot read %s (%s is not open to it).  Apache runs the '
+                'application as %s: move the project and its virtualenv '
+                'where %s can read them, or pass --user.'
+                % (user, path, blocked, user, user))
+
+
+def first_blocked(path, uid, groups):
+    """The first directory on the way to ``path`` (or ``path``) that
+    ``uid`` cannot pass through (or read); None when all are open."""
+    parts = path.split(os.sep)
+    for index in range(2, len(parts) + 1):
+        current = os.sep.join(parts[:index]) or os.sep
+        is_last = index == len(parts)
+        info = os.stat(current)
+        wanted = 'r' if is_last and not stat.S_ISDIR(info.st_mode) else 'x'
+        if not allowed(info, uid, groups, wanted):
+            return current
+    return None
+
+
+def allowed(info, uid, groups, wanted):
+    bits = {'r': (stat.S_IRUSR, stat.S_IRGRP, stat.S_IROTH),
+            'x': (stat.S_IXUSR, stat.S_IXGRP, stat.S_IXOTH)}[wanted]
+    if info.st_uid == uid:
+        return bool(info.st_mode & bits[0])
+    if info.st_gid in groups:
+        return bool(info.st_mode & bits[1])
+    return bool(info.st_mode & bits[2])
