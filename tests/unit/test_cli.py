@@ -73,12 +73,15 @@ def test_text_shows_each_stage_with_factory_place_and_settings(
             '      setting:       settings.debug = false\n'
             '      setting:       settings.greeting = "hello"\n'
             '      setting:       settings.ratio = 0.5\n'
-            '      environ:       tests.trail: appended: its label\n'
+            '      reads:         -\n'
+            '      may read:      tests.trail\n'
+            '      writes:        tests.trail\n'
             '   3. respond\n'
             '      factory:       tests.engine.stages.Respond\n'
             '      for:           zope.publisher.interfaces.IRequest\n'
             '      registered at: %s\n'
-            '      constraints:   after settings\n' % (
+            '      constraints:   after settings\n'
+            '      contract:      not declared (not checked)\n' % (
                 at('settings.zcml', 'name="settings"'),
                 at('settings.zcml', 'name="respond"'))) in text
     assert 'Request type: browser' not in text

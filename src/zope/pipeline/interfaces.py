@@ -4,11 +4,10 @@ from zope.interface import Attribute
 from zope.interface import Interface
 from zope.interface.interfaces import IObjectEvent
 
-# ---------------------------------------------------------------- environ keys
-#: The request object (a zope.publisher request) of the current attempt.
-REQUEST_KEY = 'zope.request'
-#: The response object belonging to ``REQUEST_KEY``.
-RESPONSE_KEY = 'zope.response'
+# The environ keys are defined in zope.pipeline.environ; these two are
+# also importable from here, where they used to be.
+from zope.pipeline.environ import REQUEST_KEY  # noqa: F401 E402 - re-exported
+from zope.pipeline.environ import RESPONSE_KEY  # noqa: F401 E402 - re-exported
 
 
 class IStageFactory(Interface):
@@ -25,9 +24,28 @@ class IStageFactory(Interface):
         "``<stage name>.<field name> = value``; the engine converts each "
         "value with the field's ``fromUnicode`` and validates it.")
 
-    environ_keys = Attribute(
-        "Optional: a mapping of the WSGI environ keys the stage reads or "
-        "writes to a one-line description, shown by ``show-pipeline``.")
+    reads = Attribute(
+        "Optional: the environ keys (constants of zope.pipeline.environ) "
+        "the stage needs.  When a chain compiles, each must be written by "
+        "an earlier stage or be one the server sets "
+        "(``environ.from_server``); otherwise startup fails naming the "
+        "request type, the stage, the key and the stages that write it.")
+
+    reads_if_present = Attribute(
+        "Optional: keys the stage reads only when they are there (written "
+        "by a stage further in, seen on the way back, or by none): shown, "
+        "not checked.")
+
+    writes = Attribute(
+        "Optional: the keys the stage sets (the server's keys it rewrites "
+        "included).")
+
+    publishes = Attribute(
+        "Optional: True for a stage that publishes (calls what traversal "
+        "found, as ``call`` does).  Every inner chain needs one: a chain "
+        "without one fails at startup instead of answering 404.  A factory "
+        "that declares none of reads, reads_if_present, writes and "
+        "publishes is not checked: it may write anything and may publish.")
 
     def __call__(next_app, **settings):
         """Return the WSGI application of this stage.

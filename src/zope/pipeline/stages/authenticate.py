@@ -35,10 +35,11 @@ class IAuthenticateSettings(Interface):
     """authenticate has no settings: the utilities are ZCML."""
 
 
-environ_keys = {
-    keys.REQUEST_KEY: 'read: its principal is set',
-    keys.TRAVERSAL_HOOKS: 'appended: placeful authentication at sites',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.REQUEST_KEY,)
+reads_if_present = (keys.TRAVERSAL_HOOKS,)
+writes = (keys.TRAVERSAL_HOOKS,)
 
 
 @adapter(IHTTPCredentials)
@@ -96,7 +97,9 @@ class AuthenticateStage:
     """Set the principal; run the rest inside a security interaction."""
 
     settings_schema = IAuthenticateSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app):
         self.next_app = next_app

@@ -47,13 +47,11 @@ class ICallSettings(Interface):
     """call has no settings."""
 
 
-environ_keys = {
-    keys.PUBLISHED: 'read: the object to call',
-    keys.VIEW_NAME: "written: the published view's name, for metrics",
-    keys.OUTPUT_FILTERS: 'read: filter(response, body) -> body, in order',
-    keys.RESPONSE_KEY: 'read: status, headers and body are sent from it',
-    'wsgi.file_wrapper': 'read: streams file results when offered',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.REQUEST_KEY, keys.PUBLISHED)
+reads_if_present = (keys.OUTPUT_FILTERS,)
+writes = (keys.VIEW_NAME,)
 
 
 # -- sending the response
@@ -240,7 +238,10 @@ class CallStage:
     """Publish the traversed object with mapply."""
 
     settings_schema = ICallSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
+    publishes = True
 
     def __init__(self, next_app):
         self.next_app = next_app
@@ -267,7 +268,10 @@ class MethodCallStage:
     """Publish to the view named after the request method (plain HTTP)."""
 
     settings_schema = ICallSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
+    publishes = True
 
     def __init__(self, next_app):
         self.next_app = next_app

@@ -53,11 +53,11 @@ class IFixRelativeLinksSettings(Interface):
                      default=8192, min=64)
 
 
-environ_keys = {
-    keys.OUTPUT_FILTERS: 'appended: the base tag filter',
-    keys.RESPONSE_KEY: 'read: its base (set by traversal or the view)',
-    keys.DEFAULT_VIEW: 'read: default view names (redirect mode)',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.REQUEST_KEY, keys.RESPONSE_KEY)
+reads_if_present = (keys.DEFAULT_VIEW, keys.OUTPUT_FILTERS)
+writes = (keys.OUTPUT_FILTERS,)
 
 
 # -- the filter
@@ -167,7 +167,9 @@ class FixRelativeLinksStage:
     """Insert <base> (or redirect) for pages reached by a default view."""
 
     settings_schema = IFixRelativeLinksSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app, mode='base', scan_limit=8192):
         self.next_app = next_app

@@ -97,12 +97,18 @@ class IHandleErrorSettings(Interface):
                       default=1, min=0)
 
 
-environ_keys = {
-    keys.RETRIES_LEFT: 'read: transient errors pass up while > 0',
-    keys.CONTEXT: 'read: the object the error happened at',
-    keys.TRANSACTION_MANAGER: 'read: a fresh transaction for error views',
-    keys.HANDLE_ERRORS: 'read: False lets exceptions reach the caller',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.REQUEST_KEY,)
+reads_if_present = (
+    keys.RETRIES_LEFT,
+    keys.TRANSACTION_MANAGER,
+    keys.CONTEXT,
+    keys.ATTEMPT,
+    keys.OUTPUT_FILTERS,
+    keys.HANDLE_ERRORS,
+)
+writes = ()
 
 REASONS = {400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
            404: 'Not Found', 405: 'Method Not Allowed',
@@ -266,7 +272,9 @@ class HandleErrorStage:
     """Render exceptions raised by the stages inside it."""
 
     settings_schema = IHandleErrorSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app, debug=False, retry_after=1):
         self.next_app = next_app

@@ -52,10 +52,11 @@ class IProcessInputsSettings(Interface):
     """process_inputs has no settings."""
 
 
-environ_keys = {
-    keys.REQUEST_KEY: 'read: processInputs() fills its form or arguments',
-    'wsgi.input': 'read (then rewound): a form body is checked first',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.REQUEST_KEY,)
+reads_if_present = ()
+writes = ()
 
 
 def check_body(environ):
@@ -177,7 +178,9 @@ class ProcessInputsStage:
     """Read the request's input; input it cannot understand is a 400."""
 
     settings_schema = IProcessInputsSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app):
         self.next_app = next_app

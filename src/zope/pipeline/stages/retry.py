@@ -65,15 +65,11 @@ class IRetrySettings(Interface):
                             'before handle_error', default=1, min=0)
 
 
-environ_keys = {
-    'wsgi.input': 'replaced, per attempt, by the buffered body (seekable)',
-    'CONTENT_LENGTH': 'set to the buffered body length',
-    'HTTP_TRANSFER_ENCODING': 'removed: the body is no longer chunked',
-    'wsgi.input_terminated': 'read: the body may be read to its end',
-    keys.ATTEMPT: 'written: the number of this attempt (1, 2, ...); in '
-                  "the server's environ, the last attempt made",
-    keys.RETRIES_LEFT: 'written: attempts left after this one',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = ()
+reads_if_present = ()
+writes = (keys.ATTEMPT, keys.RETRIES_LEFT, 'wsgi.input', 'CONTENT_LENGTH')
 
 #: How much of the body is read at a time.
 CHUNK = 65536
@@ -205,7 +201,9 @@ class RetryStage:
     """Buffer the body; re-run transient failures with a jittered backoff."""
 
     settings_schema = IRetrySettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app, attempts=4, backoff=0.05, backoff_cap=1.0,
                  spool_threshold=1 << 20, max_body=100 << 20, retry_after=1):

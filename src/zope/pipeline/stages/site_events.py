@@ -21,10 +21,11 @@ class ISiteEventsSettings(Interface):
     """site_events has no settings."""
 
 
-environ_keys = {
-    keys.TRAVERSAL_HOOKS: 'appended: notify BeforeTraverseEvent',
-    keys.PUBLISHED: 'read: the object of the EndRequestEvent',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.REQUEST_KEY,)
+reads_if_present = (keys.TRAVERSAL_HOOKS, keys.PUBLISHED)
+writes = (keys.TRAVERSAL_HOOKS,)
 
 
 def before_traverse(request, ob):
@@ -45,7 +46,9 @@ class SiteEventsStage:
     """Events around traversal; the site never outlives the request."""
 
     settings_schema = ISiteEventsSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app):
         self.next_app = next_app

@@ -38,15 +38,11 @@ class ITraverseSettings(Interface):
               "of XML-RPC views", default='', required=False)
 
 
-environ_keys = {
-    keys.ROOT: 'read: the root application',
-    keys.CONNECTION: 'read: request.publication.db',
-    keys.ROOT_NAME: 'read: request.publication.root_name',
-    keys.TRAVERSAL_HOOKS: 'read: hook(request, ob) for each object reached',
-    keys.CONTEXT: 'written: the last object reached',
-    keys.PUBLISHED: 'written: the object to publish',
-    keys.DEFAULT_VIEW: 'written: the names default traversal added',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.REQUEST_KEY, keys.ROOT)
+reads_if_present = (keys.TRAVERSAL_HOOKS,)
+writes = (keys.CONTEXT, keys.PUBLISHED, keys.DEFAULT_VIEW)
 
 
 def has_method_suffix(request):
@@ -78,7 +74,9 @@ class TraverseStage:
     """Traverse the request's path from the root application."""
 
     settings_schema = ITraverseSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app, xmlrpc_attributes=''):
         self.next_app = next_app
