@@ -35,9 +35,9 @@ from zope.security.proxy import removeSecurityProxy
 from zope.pipeline import environ as keys
 from zope.pipeline.errors import MissingArgument
 from zope.pipeline.errors import TooManyArguments
+from zope.pipeline.responses import emit
 from zope.pipeline.scene import Scene
 from zope.pipeline.scene import StreamInScene
-from zope.pipeline.wsgi import close_iterable
 
 #: Bytes per block when a file result is streamed without a file wrapper.
 FILE_BLOCK_SIZE = 1 << 16
@@ -52,42 +52,6 @@ class ICallSettings(Interface):
 reads = (keys.REQUEST_KEY, keys.PUBLISHED)
 reads_if_present = (keys.OUTPUT_FILTERS,)
 writes = (keys.VIEW_NAME,)
-
-
-# -- sending the response
-
-def body_of(response):
-    """The response body as a WSGI iterable; a DirectResult is unwrapped so
-    that ``close()`` reaches what it wraps."""
-    body = response.consumeBodyIter()
-    if isinstance(body, DirectResult):
-        body = body.body
-        if isinstance(body, bytes):
-            body = [body]
-    if type(body) is tuple:
-        body = list(body)
-    return body
-
-
-def emit(environ, response, start_response, exc_info=None):
-    """Send a zope.publisher response; return the WSGI body.
-
-    The output filters of the request run first (they may change headers
-    through the response); for HEAD the body is then dropped, so HEAD and
-    GET send the same headers.
-    """
-    body = body_of(response)
-    for output_filter in environ.get(keys.OUTPUT_FILTERS, ()):
-        body = output_filter(response, body)
-    if environ.get('REQUEST_METHOD') == 'HEAD':
-        close_iterable(body)
-        body = []
-    if exc_info is None:
-        start_response(response.getStatusString(), response.getHeaders())
-    else:
-        start_response(response.getStatusString(), response.getHeaders(),
-                       exc_info)
-    return body
 
 
 # -- results
@@ -264,17 +228,8 @@ def method_handler(ob, request):
     return getattr(ProxyFactory(view), method)
 
 
-class MethodCallStage:
+class MethodCallStage(CallStage):
     """Publish to the view named after the request method (plain HTTP)."""
-
-    settings_schema = ICallSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
-    publishes = True
-
-    def __init__(self, next_app):
-        self.next_app = next_app
 
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]

@@ -30,7 +30,7 @@ from zope.schema import Int
 
 from zope.pipeline import environ as keys
 from zope.pipeline.hosts import on_host
-from zope.pipeline.stages.call import emit
+from zope.pipeline.responses import emit
 from zope.pipeline.wsgi import close_iterable
 from zope.pipeline.wsgi import prepend
 

@@ -81,6 +81,7 @@ from zope.pipeline.errors import is_unavailable
 from zope.pipeline.errors import log_unavailable
 from zope.pipeline.logtext import client_text
 from zope.pipeline.logtext import logger_for
+from zope.pipeline.responses import emit
 from zope.pipeline.scene import authenticate_globally
 from zope.pipeline.scene import end_interaction
 from zope.pipeline.wsgi import NOSNIFF
@@ -310,7 +311,6 @@ class HandleErrorStage:
     # -- rendering
 
     def render(self, environ, start_response, error, exc_info):
-        from zope.pipeline.stages.call import emit
         request = environ[keys.REQUEST_KEY]
         response = request.response
         status = status_of(error)
@@ -371,7 +371,6 @@ class HandleErrorStage:
     def unavailable(self, environ, start_response, error, exc_info):
         """503 with Retry-After: the database cannot be reached.  One log
         line; nothing that needs the database is touched."""
-        from zope.pipeline.stages.call import emit
         log_unavailable(logger, environ.get('REQUEST_METHOD'),
                         environ.get('PATH_INFO'), error)
         response = environ[keys.REQUEST_KEY].response
