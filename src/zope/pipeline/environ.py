@@ -27,7 +27,9 @@ TRANSACTION_MANAGER = 'zope.pipeline.transaction_manager'
 ROOT = 'zope.pipeline.root'
 #: Its name in the ZODB root mapping (``open_root.root_name``).
 ROOT_NAME = 'zope.pipeline.root_name'
-#: Callables run once for each object traversal reaches: hook(request, ob).
+#: Traversal hooks added for this request only, run after the chain's own
+#: (which stages declare, see IStageFactory): hook(request, ob), once for
+#: each object traversal reaches.
 TRAVERSAL_HOOKS = 'zope.pipeline.traversal_hooks'
 #: The last object traversal reached (the context of errors).
 CONTEXT = 'zope.pipeline.context'
@@ -35,8 +37,9 @@ CONTEXT = 'zope.pipeline.context'
 PUBLISHED = 'zope.pipeline.published'
 #: The names default traversal added to the path (e.g. ('@@index.html',)).
 DEFAULT_VIEW = 'zope.pipeline.default_view'
-#: Output filters of this request, ``filter(response, body) -> body``, run
-#: in order by whoever sends the response (before HEAD drops the body).
+#: Output filters added for this request only, ``filter(response, body) ->
+#: body``, run after the chain's own (which stages declare) by whoever sends
+#: the response (before HEAD drops the body).
 OUTPUT_FILTERS = 'zope.pipeline.output_filters'
 #: A readable name of the published view, e.g. 'Page:index.html'.
 VIEW_NAME = 'zope.pipeline.view'

@@ -52,8 +52,44 @@ class IStageFactory(Interface):
 
         ``next_app`` is the rest of the pipeline; ``settings`` holds one
         value for every field of ``settings_schema`` (the deployer's or the
-        field's default).
+        field's default).  A factory that accepts a keyword argument named
+        ``build`` also gets the IBuildContext of the chain being built (so
+        no settings field may be named ``build``).
+
+        The application returned may declare ``traversal_hooks``
+        (ITraversalHook callables) and ``output_filters``
+        (``filter(response, body) -> body``): the publisher assembles
+        them, in chain order, into the build context when the chain is
+        compiled, for the traverse stage and for response sending.  (A
+        factory that returns ``next_app`` itself, a stage switched off,
+        declares nothing.)
         """
+
+
+class IBuildContext(Interface):
+    """What a stage factory may use while its chain is built: everything a
+    stage would otherwise look up globally, or per request."""
+
+    registry = Attribute("The IPipelineRegistry of this configuration.")
+    settings = Attribute(
+        "The raw settings of every stage: {stage name: {key: text}}.")
+    registrations = Attribute(
+        "The IStageRegistrations of the chain being built, outermost "
+        "first.")
+    request_type = Attribute(
+        "The request type's name, or None for the outer chain.")
+    spec = Attribute(
+        "The interfaces every request of this chain provides (None for the "
+        "outer chain).")
+    traversal_hooks = Attribute(
+        "A list, filled when the whole chain is built: the traversal hooks "
+        "its stages declare, in chain order.  Keep the list, not a copy.")
+    output_filters = Attribute(
+        "A list, filled when the whole chain is built: the output filters "
+        "its stages declare, in chain order.  Keep the list, not a copy.")
+
+    def provides(interface):
+        """Whether every request of this chain provides ``interface``."""
 
 
 class IStageRegistration(Interface):

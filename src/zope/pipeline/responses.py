@@ -21,14 +21,18 @@ def body_of(response):
     return body
 
 
-def emit(environ, response, start_response, exc_info=None):
+def emit(environ, response, start_response, exc_info=None, filters=()):
     """Send a zope.publisher response; return the WSGI body.
 
-    The output filters of the request run first (they may change headers
-    through the response); for HEAD the body is then dropped, so HEAD and
-    GET send the same headers.
+    The output filters run first (they may change headers through the
+    response): ``filters``, those the chain's stages declared (assembled
+    when it compiled: ``IBuildContext.output_filters``), then any a stage
+    added to this request's ``environ.OUTPUT_FILTERS``; for HEAD the body
+    is then dropped, so HEAD and GET send the same headers.
     """
     body = body_of(response)
+    for output_filter in filters:
+        body = output_filter(response, body)
     for output_filter in environ.get(keys.OUTPUT_FILTERS, ()):
         body = output_filter(response, body)
     if environ.get('REQUEST_METHOD') == 'HEAD':

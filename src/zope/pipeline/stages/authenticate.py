@@ -38,10 +38,8 @@ class IAuthenticateSettings(Interface):
 #: The stage contract (zope.pipeline.contract): the environ keys this
 #: stage needs, reads when present, and writes.
 reads = (keys.REQUEST_KEY,)
-reads_if_present = (keys.TRAVERSAL_HOOKS,)
-writes = (keys.TRAVERSAL_HOOKS,)
-
-
+reads_if_present = ()
+writes = ()
 @adapter(IHTTPCredentials)
 @implementer(ILoginPassword)
 class BasicAuthCredentials(LoginPassword):
@@ -101,6 +99,9 @@ class AuthenticateStage:
     reads_if_present = reads_if_present
     writes = writes
 
+    #: Assembled into the chain when it compiles (see IStageFactory).
+    traversal_hooks = (authenticate_at_site,)
+
     def __init__(self, next_app):
         self.next_app = next_app
 
@@ -109,8 +110,6 @@ class AuthenticateStage:
         principal = authenticate_globally(request)
         if principal is not None:
             request.setPrincipal(principal)
-        environ.setdefault(keys.TRAVERSAL_HOOKS, []).append(
-            authenticate_at_site)
         newInteraction(request)
         try:
             return self.next_app(environ, start_response)

@@ -14,7 +14,7 @@ transaction manager: ``zope.pipeline.scene``) or an open file (streamed
 with ``wsgi.file_wrapper`` when the server offers one).  Every callable is
 called behind its security checker: traversal proxies what it reaches, and
 a method view's method is taken from the proxied view.
-Output filters that earlier stages registered (``fix_relative_links``)
+Output filters that the chain's stages declared (``fix_relative_links``)
 see the body before it is sent; the response's own ``<base>`` insertion is
 left to them, so the pipeline's configuration decides it.  HEAD gets the
 headers of GET (Content-Length included) and no body.
@@ -178,13 +178,13 @@ def allowed_methods(ob, request):
                   if name and hasattr(removeSecurityProxy(view), name))
 
 
-def publish(environ, start_response, request, ob):
+def publish(environ, start_response, request, ob, filters=()):
     """Call ``ob``, give its result to the response and send it.  A
     streamed body is produced in the request's scene (its interaction,
     site and transaction manager) while the server iterates it."""
     response = request.response
     set_result(environ, response, call_object(ob, request))
-    body = emit(environ, response, start_response)
+    body = emit(environ, response, start_response, filters=filters)
     if type(body) is list or is_file_body(environ, body):
         return body
     return StreamInScene(body, Scene.current(request))
@@ -207,14 +207,16 @@ class CallStage:
     writes = writes
     publishes = True
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build=None):
         self.next_app = next_app
+        # the chain's output filters: filled when the chain is compiled
+        self.filters = build.output_filters if build is not None else ()
 
     def __call__(self, environ, start_response):
         ob = environ[keys.PUBLISHED]
         environ[keys.VIEW_NAME] = view_name(ob)
         return publish(environ, start_response, environ[keys.REQUEST_KEY],
-                       ob)
+                       ob, self.filters)
 
 
 def method_handler(ob, request):
@@ -241,4 +243,5 @@ class MethodCallStage(CallStage):
             raise error
         environ[keys.VIEW_NAME] = '%s:%s' % (
             type(removeSecurityProxy(ob)).__name__, request.method)
-        return publish(environ, start_response, request, handler)
+        return publish(environ, start_response, request, handler,
+                       self.filters)

@@ -34,10 +34,11 @@ class CreateRequestStage:
     reads_if_present = reads_if_present
     writes = writes
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build=None):
         self.next_app = next_app
-        # The publisher registers its registry before it builds any stage.
-        self.choose = getUtility(IPipelineRegistry).choose_request_factory
+        registry = (build.registry if build is not None
+                    else getUtility(IPipelineRegistry))
+        self.choose = registry.choose_request_factory
 
     def __call__(self, environ, start_response):
         registration = self.choose(environ)

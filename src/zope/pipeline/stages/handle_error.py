@@ -277,8 +277,10 @@ class HandleErrorStage:
     reads_if_present = reads_if_present
     writes = writes
 
-    def __init__(self, next_app, debug=False, retry_after=1):
+    def __init__(self, next_app, debug=False, retry_after=1, build=None):
         self.next_app = next_app
+        # the chain's output filters: filled when the chain is compiled
+        self.filters = build.output_filters if build is not None else ()
         self.debug = debug
         self.retry_after = retry_after
 
@@ -324,11 +326,13 @@ class HandleErrorStage:
                 if not render_view(environ, request, response, error):
                     response.setResult(xmlrpc_fault(error, status, self.debug))
                     response.setStatus(200)
-                return emit(environ, response, start_response, exc_info)
+                return emit(environ, response, start_response, exc_info,
+                            self.filters)
             if IRedirect.providedBy(error):
                 response.redirect(error.getLocation(),
                                   trusted=error.getTrusted())
-                return emit(environ, response, start_response, exc_info)
+                return emit(environ, response, start_response, exc_info,
+                            self.filters)
             if not self.view_rendered(environ, request, response, error,
                                       status):
                 response.reset()
@@ -338,7 +342,8 @@ class HandleErrorStage:
                 response.setHeader('Content-Type', 'text/html;charset=utf-8')
                 response.setResult(default_page(status, error, self.debug,
                                                 exc_info))
-            return emit(environ, response, start_response, exc_info)
+            return emit(environ, response, start_response, exc_info,
+                        self.filters)
 
     def prepare(self, request, response, error, status):
         """Status and headers the error brings whoever renders it (the
@@ -381,7 +386,8 @@ class HandleErrorStage:
         response.setHeader('Content-Type', 'text/html;charset=utf-8')
         response.setResult(default_page(503, error, self.debug, exc_info,
                                         UNAVAILABLE_MESSAGE))
-        return emit(environ, response, start_response, exc_info)
+        return emit(environ, response, start_response, exc_info,
+                    self.filters)
 
     def challenge(self, request, response):
         """401 with the challenge of the authentication utility at the

@@ -24,10 +24,8 @@ class ISiteEventsSettings(Interface):
 #: The stage contract (zope.pipeline.contract): the environ keys this
 #: stage needs, reads when present, and writes.
 reads = (keys.REQUEST_KEY,)
-reads_if_present = (keys.TRAVERSAL_HOOKS, keys.PUBLISHED)
-writes = (keys.TRAVERSAL_HOOKS,)
-
-
+reads_if_present = (keys.PUBLISHED,)
+writes = ()
 def before_traverse(request, ob):
     zope.event.notify(BeforeTraverseEvent(ob, request))
 
@@ -50,12 +48,14 @@ class SiteEventsStage:
     reads_if_present = reads_if_present
     writes = writes
 
+    #: Assembled into the chain when it compiles (see IStageFactory).
+    traversal_hooks = (before_traverse,)
+
     def __init__(self, next_app):
         self.next_app = next_app
         setHooks()
 
     def __call__(self, environ, start_response):
-        environ.setdefault(keys.TRAVERSAL_HOOKS, []).append(before_traverse)
         try:
             return self.next_app(environ, start_response)
         finally:
