@@ -51,6 +51,16 @@ def names(values):
     return ', '.join('``%s``' % value for value in values or ()) or ''
 
 
+def contract(stage):
+    """The stage's contract: the keys it reads, then those it writes."""
+    if not stage.get('contract_declared'):
+        return 'not declared'
+    return '; '.join(part for part in (
+        'reads %s' % names(stage['reads']) if stage['reads'] else '',
+        'writes %s' % names(stage['writes']) if stage['writes'] else '',
+        'publishes' if stage['publishes'] else '') if part)
+
+
 def chain_table(request_type, stages):
     lines = ['.. list-table:: %s' % request_type,
              '   :header-rows: 1',
@@ -60,6 +70,7 @@ def chain_table(request_type, stages):
              '     - part',
              '     - factory',
              '     - before / after',
+             '     - reads / writes',
              '     - registered at']
     for number, stage in enumerate(stages, 1):
         order = '; '.join(part for part in (
@@ -72,6 +83,7 @@ def chain_table(request_type, stages):
                   '     - %s' % stage['part'],
                   '     - ``%s``' % stage['factory'],
                   '     - %s' % order,
+                  '     - %s' % contract(stage),
                   '     - ``%s``' % short_path(stage.get('registered_at'))]
     return lines + ['']
 

@@ -108,7 +108,8 @@ class WithSettings(Recording):
     """Keeps the settings it was built with, for the tests to read."""
 
     settings_schema = ISettingsSettings
-    environ_keys = {'tests.trail': 'appended: its label'}
+    reads_if_present = (TRAIL,)
+    writes = (TRAIL,)
     label = 'settings'
 
     def __init__(self, next_app, **settings):
@@ -158,3 +159,13 @@ class MinimalFactory:
 
 
 minimal = implementer(IRequestFactory)(MinimalFactory)()
+
+
+def omitted(next_app):
+    """A stage that does nothing: registered over a stage (in an overrides
+    ZCML), it takes that stage out of the chain."""
+    return next_app
+
+
+omitted.reads = ()
+omitted.writes = ()

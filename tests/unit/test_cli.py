@@ -11,11 +11,13 @@ import pytest
 
 from zope.pipeline.cli import main
 
+from .engine_files import ROOT
 from .engine_files import at
 from .engine_files import engine_file
 
 STAGE_KEYS = {'name', 'part', 'factory', 'settings', 'before', 'after',
-              'registered_at'}
+              'registered_at', 'reads', 'reads_if_present', 'writes',
+              'publishes', 'contract_declared'}
 
 
 def show(capsys, *args):
@@ -73,12 +75,15 @@ def test_text_shows_each_stage_with_factory_place_and_settings(
             '      setting:       settings.debug = false\n'
             '      setting:       settings.greeting = "hello"\n'
             '      setting:       settings.ratio = 0.5\n'
-            '      environ:       tests.trail: appended: its label\n'
+            '      reads:         -\n'
+            '      may read:      tests.trail\n'
+            '      writes:        tests.trail\n'
             '   3. respond\n'
             '      factory:       tests.engine.stages.Respond\n'
             '      for:           zope.publisher.interfaces.IRequest\n'
             '      registered at: %s\n'
-            '      constraints:   after settings\n' % (
+            '      constraints:   after settings\n'
+            '      contract:      not declared (not checked)\n' % (
                 at('settings.zcml', 'name="settings"'),
                 at('settings.zcml', 'name="respond"'))) in text
     assert 'Request type: browser' not in text
@@ -118,6 +123,22 @@ def test_json_has_the_documented_shape(clean_zope, capsys):
         browser['interfaces'])
     retry = [stage for stage in browser['stages'] if stage['name'] == 'retry']
     assert retry[0]['settings']['attempts'] == 2
+
+
+def test_json_lists_the_contract_of_every_standard_stage(clean_zope,
+                                                       capsys):
+    data = json.loads(show(capsys, os.path.join(ROOT, 'etc', 'deploy.ini'),
+                           '--format', 'json'))
+    for request_type in data['request_types'].values():
+        stages = {stage['name']: stage for stage in request_type['stages']}
+        assert all(stage['contract_declared'] for stage in stages.values())
+        assert stages['open_root']['writes'] == [
+            'zope.pipeline.connection', 'zope.pipeline.transaction_manager',
+            'zope.pipeline.root', 'zope.pipeline.root_name']
+        assert stages['traverse']['reads'] == ['zope.request',
+                                               'zope.pipeline.root']
+        assert [name for name, stage in stages.items()
+                if stage['publishes']] == ['call']
 
 
 def test_json_for_one_request_type(clean_zope, capsys):

@@ -1,7 +1,17 @@
-"""The WSGI environ keys stages use to talk to each other, in one place."""
+"""The WSGI environ keys stages use to talk to each other, in one place.
 
-from zope.pipeline.interfaces import REQUEST_KEY  # noqa: F401 - re-exported
-from zope.pipeline.interfaces import RESPONSE_KEY  # noqa: F401 - re-exported
+Every key a stage reads or writes is a constant of this module; a stage
+declares the ones it uses as ``reads`` and ``writes`` (see
+``zope.pipeline.interfaces.IStageFactory``) and the publisher checks, when
+it compiles a chain, that every key read has an earlier writer.  The keys
+the server provides (``SERVER_KEYS``, ``SERVER_PREFIXES``) count as
+written before the first stage.
+"""
+
+#: The request object (a zope.publisher request) of the current attempt.
+REQUEST_KEY = 'zope.request'
+#: The response object belonging to ``REQUEST_KEY``.
+RESPONSE_KEY = 'zope.response'
 
 #: The name of the request type (the request factory registration).
 REQUEST_TYPE = 'zope.pipeline.request_type'
@@ -17,7 +27,9 @@ TRANSACTION_MANAGER = 'zope.pipeline.transaction_manager'
 ROOT = 'zope.pipeline.root'
 #: Its name in the ZODB root mapping (``open_root.root_name``).
 ROOT_NAME = 'zope.pipeline.root_name'
-#: Callables run once for each object traversal reaches: hook(request, ob).
+#: Traversal hooks added for this request only, run after the chain's own
+#: (which stages declare, see IStageFactory): hook(request, ob), once for
+#: each object traversal reaches.
 TRAVERSAL_HOOKS = 'zope.pipeline.traversal_hooks'
 #: The last object traversal reached (the context of errors).
 CONTEXT = 'zope.pipeline.context'
@@ -25,13 +37,12 @@ CONTEXT = 'zope.pipeline.context'
 PUBLISHED = 'zope.pipeline.published'
 #: The names default traversal added to the path (e.g. ('@@index.html',)).
 DEFAULT_VIEW = 'zope.pipeline.default_view'
-#: Output filters of this request, ``filter(response, body) -> body``, run
-#: in order by whoever sends the response (before HEAD drops the body).
+#: Output filters added for this request only, ``filter(response, body) ->
+#: body``, run after the chain's own (which stages declare) by whoever sends
+#: the response (before HEAD drops the body).
 OUTPUT_FILTERS = 'zope.pipeline.output_filters'
 #: A readable name of the published view, e.g. 'Page:index.html'.
 VIEW_NAME = 'zope.pipeline.view'
-#: The debug flag of the error handler (tracebacks in error pages).
-DEBUG = 'zope.pipeline.debug'
 #: False asks for exceptions to reach the caller instead of an error page
 #: (zope.testbrowser's ``handleErrors = False``, the test layers'
 #: ``http(..., handle_errors=False)``), as the classic publisher did.
@@ -45,3 +56,28 @@ SITE_ROOT = 'zope.pipeline.site_root'
 #: Set by an outer stage that answered a request metrics must not count
 #: (the metrics endpoint's own scrapes).
 UNMETERED = 'zope.pipeline.unmetered'
+#: The metrics ``Record`` of this request (the metrics stage's; shared by
+#: the attempts, since retry copies the environ shallowly).
+RECORD_KEY = 'zope.pipeline.metrics.record'
+
+# ----------------------------------------------------------- the server's keys
+
+#: What the WSGI server (PEP 3333, CGI) or the code calling the pipeline
+#: sets: counted as written before the first stage.
+SERVER_KEYS = frozenset((
+    'REQUEST_METHOD', 'SCRIPT_NAME', 'PATH_INFO', 'QUERY_STRING',
+    'CONTENT_TYPE', 'CONTENT_LENGTH', 'SERVER_NAME', 'SERVER_PORT',
+    'SERVER_PROTOCOL', 'SERVER_SOFTWARE', 'REMOTE_ADDR', 'REMOTE_HOST',
+    'REMOTE_PORT', 'REMOTE_USER', 'AUTH_TYPE', 'GATEWAY_INTERFACE',
+    'HTTPS', 'REQUEST_URI', 'RAW_URI', 'DOCUMENT_ROOT', 'SCRIPT_FILENAME',
+    SITE_ROOT,
+))
+#: Key prefixes of the server's keys: request headers, the WSGI keys
+#: (``HANDLE_ERRORS`` among them), the servers' own.
+SERVER_PREFIXES = ('HTTP_', 'wsgi.', 'mod_wsgi.', 'waitress.', 'gunicorn.',
+                   'paste.', 'webtest.')
+
+
+def from_server(key):
+    """Whether ``key`` is one the server (not a stage) provides."""
+    return key in SERVER_KEYS or key.startswith(SERVER_PREFIXES)

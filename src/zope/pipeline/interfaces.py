@@ -4,11 +4,10 @@ from zope.interface import Attribute
 from zope.interface import Interface
 from zope.interface.interfaces import IObjectEvent
 
-# ---------------------------------------------------------------- environ keys
-#: The request object (a zope.publisher request) of the current attempt.
-REQUEST_KEY = 'zope.request'
-#: The response object belonging to ``REQUEST_KEY``.
-RESPONSE_KEY = 'zope.response'
+# The environ keys are defined in zope.pipeline.environ; these two are
+# also importable from here, where they used to be.
+from zope.pipeline.environ import REQUEST_KEY  # noqa: F401 E402 - re-exported
+from zope.pipeline.environ import RESPONSE_KEY  # noqa: F401 E402 - re-exported
 
 
 class IStageFactory(Interface):
@@ -25,17 +24,72 @@ class IStageFactory(Interface):
         "``<stage name>.<field name> = value``; the engine converts each "
         "value with the field's ``fromUnicode`` and validates it.")
 
-    environ_keys = Attribute(
-        "Optional: a mapping of the WSGI environ keys the stage reads or "
-        "writes to a one-line description, shown by ``show-pipeline``.")
+    reads = Attribute(
+        "Optional: the environ keys (constants of zope.pipeline.environ) "
+        "the stage needs.  When a chain compiles, each must be written by "
+        "an earlier stage or be one the server sets "
+        "(``environ.from_server``); otherwise startup fails naming the "
+        "request type, the stage, the key and the stages that write it.")
+
+    reads_if_present = Attribute(
+        "Optional: keys the stage reads only when they are there (written "
+        "by a stage further in, seen on the way back, or by none): shown, "
+        "not checked.")
+
+    writes = Attribute(
+        "Optional: the keys the stage sets (the server's keys it rewrites "
+        "included).")
+
+    publishes = Attribute(
+        "Optional: True for a stage that publishes (calls what traversal "
+        "found, as ``call`` does).  Every inner chain needs one: a chain "
+        "without one fails at startup instead of answering 404.  A factory "
+        "that declares none of reads, reads_if_present, writes and "
+        "publishes is not checked: it may write anything and may publish.")
 
     def __call__(next_app, **settings):
         """Return the WSGI application of this stage.
 
         ``next_app`` is the rest of the pipeline; ``settings`` holds one
         value for every field of ``settings_schema`` (the deployer's or the
-        field's default).
+        field's default).  A factory that accepts a keyword argument named
+        ``build`` also gets the IBuildContext of the chain being built (so
+        no settings field may be named ``build``).
+
+        The application returned may declare ``traversal_hooks``
+        (ITraversalHook callables) and ``output_filters``
+        (``filter(response, body) -> body``): the publisher assembles
+        them, in chain order, into the build context when the chain is
+        compiled, for the traverse stage and for response sending.  (A
+        factory that returns ``next_app`` itself, a stage switched off,
+        declares nothing.)
         """
+
+
+class IBuildContext(Interface):
+    """What a stage factory may use while its chain is built: everything a
+    stage would otherwise look up globally, or per request."""
+
+    registry = Attribute("The IPipelineRegistry of this configuration.")
+    settings = Attribute(
+        "The raw settings of every stage: {stage name: {key: text}}.")
+    registrations = Attribute(
+        "The IStageRegistrations of the chain being built, outermost "
+        "first.")
+    request_type = Attribute(
+        "The request type's name, or None for the outer chain.")
+    spec = Attribute(
+        "The interfaces every request of this chain provides (None for the "
+        "outer chain).")
+    traversal_hooks = Attribute(
+        "A list, filled when the whole chain is built: the traversal hooks "
+        "its stages declare, in chain order.  Keep the list, not a copy.")
+    output_filters = Attribute(
+        "A list, filled when the whole chain is built: the output filters "
+        "its stages declare, in chain order.  Keep the list, not a copy.")
+
+    def provides(interface):
+        """Whether every request of this chain provides ``interface``."""
 
 
 class IStageRegistration(Interface):

@@ -2,6 +2,7 @@
 
 import json
 
+from zope.pipeline.contract import Contract
 from zope.pipeline.ordering import where
 
 
@@ -36,7 +37,19 @@ def describe_stage(stage, part):
         'before': list(registration.before),
         'after': list(registration.after),
         'registered_at': where(registration.info),
-        'environ_keys': _jsonable(getattr(factory, 'environ_keys', {})),
+        **describe_contract(Contract(factory)),
+    }
+
+
+def describe_contract(contract):
+    """The stage contract as data: ``declared`` is False for a factory
+    that declares nothing (its keys are then unknown, not empty)."""
+    return {
+        'reads': list(contract.reads),
+        'reads_if_present': list(contract.reads_if_present),
+        'writes': list(contract.writes),
+        'publishes': contract.publishes,
+        'contract_declared': contract.declared,
     }
 
 
@@ -122,6 +135,17 @@ def _stage_lines(number, stage):
     for key, value in sorted(stage['settings'].items()):
         lines.append('      setting:       %s.%s = %s'
                      % (stage['name'], key, json.dumps(value)))
-    for key, text in sorted(stage['environ_keys'].items()):
-        lines.append('      environ:       %s: %s' % (key, text))
+    return lines + _contract_lines(stage)
+
+
+def _contract_lines(stage):
+    if not stage['contract_declared']:
+        return ['      contract:      not declared (not checked)']
+    lines = ['      %-15s%s' % (label + ':', ' '.join(stage[key]) or '-')
+             for key, label in (('reads', 'reads'),
+                                ('reads_if_present', 'may read'),
+                                ('writes', 'writes'))
+             if stage[key] or key != 'reads_if_present']
+    if stage['publishes']:
+        lines.append('      publishes:     yes')
     return lines

@@ -6,8 +6,12 @@ from zope.component import provideUtility
 from zope.interface import implementer
 from zope.interface import providedBy
 
+from zope.pipeline.build import BuildContext
+from zope.pipeline.build import accepts_build
+from zope.pipeline.contract import check_chain
+from zope.pipeline.contract import check_outer
+from zope.pipeline.environ import REQUEST_KEY
 from zope.pipeline.factories import probe_spec
-from zope.pipeline.interfaces import REQUEST_KEY
 from zope.pipeline.interfaces import IPipelineRegistry
 from zope.pipeline.interfaces import IPublisher
 from zope.pipeline.ordering import PartError
@@ -78,8 +82,10 @@ class Publisher:
         provideUtility(registry, IPipelineRegistry)
         check_settings(registry, self.raw_settings, where_settings)
         registry.factory_table()
-        self.outer = self._build(self._sorted(registry.outer_stages(),
-                                              'outer stages'), self.switch)
+        outer = self._sorted(registry.outer_stages(), 'outer stages')
+        check_outer(outer, registry.stages)
+        self.outer = self._build(outer, self.switch, BuildContext(
+            registry, self.raw_settings, outer))
         self.app = self.outer.app
         self.request_types = {}
         for registration in registry.request_factories:
@@ -113,15 +119,23 @@ class Publisher:
             iro = spec.__iro__
             chain = self._chains_by_iro.get(iro)
             if chain is None:
-                registrations = self.registry.inner_stages(spec)
-                what = "stages for request type '%s'" % (
-                    self.registry.request_type_of(spec) or spec)
-                chain = self._build(self._sorted(registrations, what),
-                                    end_of_pipeline)
+                chain = self._compile(spec)
                 self._chains_by_iro[iro] = chain
             if len(self._chains) < MAX_SPECS:
                 self._chains[spec] = chain
         return chain
+
+    def _compile(self, spec):
+        name = self.registry.request_type_of(spec)
+        request_type = name or spec
+        registrations = self._sorted(
+            self.registry.inner_stages(spec),
+            "stages for request type '%s'" % request_type)
+        check_chain("Request type '%s'" % request_type,
+                    [stage.registration for stage in self.outer.stages],
+                    registrations, self.registry.stages)
+        return self._build(registrations, end_of_pipeline, BuildContext(
+            self.registry, self.raw_settings, registrations, name, spec))
 
     def _sorted(self, registrations, what):
         sorter = TopologicalSorter(what)
@@ -146,17 +160,32 @@ class Publisher:
                 if others:
                     raise PartError(registration, relation, other, others)
 
-    def _build(self, registrations, innermost):
+    def _build(self, registrations, innermost, build):
+        """Build the stages innermost first; then assemble what they
+        declare (traversal hooks, output filters) into ``build``."""
         app = innermost
         stages = []
+        declaring = []
         for registration in reversed(registrations):
             settings = convert(registration.factory, registration.name,
                                self.raw_settings.get(registration.name, {}),
                                self.where_settings)
-            app = registration.factory(app, **settings)
+            next_app, app = app, self.build_stage(registration, app,
+                                                  settings, build)
             stages.append(CompiledStage(registration, settings, app))
+            if app is not next_app:  # a stage switched off is next_app
+                declaring.append(app)
         stages.reverse()
+        declaring.reverse()
+        build.assemble(declaring)
         return Chain(stages, app)
+
+    def build_stage(self, registration, next_app, settings, build):
+        """Call the stage's factory, with the build context if it takes
+        one (tests override this to wrap stages)."""
+        if accepts_build(registration.factory):
+            return registration.factory(next_app, build=build, **settings)
+        return registration.factory(next_app, **settings)
 
     # -- introspection
 

@@ -1,7 +1,7 @@
 """Print, per request type, the complete ordered chain of stages a request
 goes through: outer and inner stages, each with its factory, settings,
-before/after constraints, environ keys and the ZCML file:line where it was
-registered."""
+before/after constraints, the environ keys it reads and writes and the
+ZCML file:line where it was registered."""
 
 import json
 

@@ -12,8 +12,9 @@ per-process state files of ``group`` and mod_wsgi's reader (``modwsgi``);
 from zope.interface import Attribute
 from zope.interface import Interface
 
-#: The environ key of the request's metrics Record (shared by attempts).
-RECORD_KEY = 'zope.pipeline.metrics.record'
+# The environ key of the request's metrics Record, importable from here
+# where it used to be defined; zope.pipeline.environ defines every key.
+from zope.pipeline.environ import RECORD_KEY  # noqa: F401 E402 - re-exported
 
 
 class IMetricsRuntime(Interface):

@@ -35,12 +35,11 @@ class IAuthenticateSettings(Interface):
     """authenticate has no settings: the utilities are ZCML."""
 
 
-environ_keys = {
-    keys.REQUEST_KEY: 'read: its principal is set',
-    keys.TRAVERSAL_HOOKS: 'appended: placeful authentication at sites',
-}
-
-
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.REQUEST_KEY,)
+reads_if_present = ()
+writes = ()
 @adapter(IHTTPCredentials)
 @implementer(ILoginPassword)
 class BasicAuthCredentials(LoginPassword):
@@ -96,7 +95,12 @@ class AuthenticateStage:
     """Set the principal; run the rest inside a security interaction."""
 
     settings_schema = IAuthenticateSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
+
+    #: Assembled into the chain when it compiles (see IStageFactory).
+    traversal_hooks = (authenticate_at_site,)
 
     def __init__(self, next_app):
         self.next_app = next_app
@@ -106,8 +110,6 @@ class AuthenticateStage:
         principal = authenticate_globally(request)
         if principal is not None:
             request.setPrincipal(principal)
-        environ.setdefault(keys.TRAVERSAL_HOOKS, []).append(
-            authenticate_at_site)
         newInteraction(request)
         try:
             return self.next_app(environ, start_response)

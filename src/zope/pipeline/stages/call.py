@@ -14,7 +14,7 @@ transaction manager: ``zope.pipeline.scene``) or an open file (streamed
 with ``wsgi.file_wrapper`` when the server offers one).  Every callable is
 called behind its security checker: traversal proxies what it reaches, and
 a method view's method is taken from the proxied view.
-Output filters that earlier stages registered (``fix_relative_links``)
+Output filters that the chain's stages declared (``fix_relative_links``)
 see the body before it is sent; the response's own ``<base>`` insertion is
 left to them, so the pipeline's configuration decides it.  HEAD gets the
 headers of GET (Content-Length included) and no body.
@@ -35,9 +35,9 @@ from zope.security.proxy import removeSecurityProxy
 from zope.pipeline import environ as keys
 from zope.pipeline.errors import MissingArgument
 from zope.pipeline.errors import TooManyArguments
+from zope.pipeline.responses import emit
 from zope.pipeline.scene import Scene
 from zope.pipeline.scene import StreamInScene
-from zope.pipeline.wsgi import close_iterable
 
 #: Bytes per block when a file result is streamed without a file wrapper.
 FILE_BLOCK_SIZE = 1 << 16
@@ -47,49 +47,11 @@ class ICallSettings(Interface):
     """call has no settings."""
 
 
-environ_keys = {
-    keys.PUBLISHED: 'read: the object to call',
-    keys.VIEW_NAME: "written: the published view's name, for metrics",
-    keys.OUTPUT_FILTERS: 'read: filter(response, body) -> body, in order',
-    keys.RESPONSE_KEY: 'read: status, headers and body are sent from it',
-    'wsgi.file_wrapper': 'read: streams file results when offered',
-}
-
-
-# -- sending the response
-
-def body_of(response):
-    """The response body as a WSGI iterable; a DirectResult is unwrapped so
-    that ``close()`` reaches what it wraps."""
-    body = response.consumeBodyIter()
-    if isinstance(body, DirectResult):
-        body = body.body
-        if isinstance(body, bytes):
-            body = [body]
-    if type(body) is tuple:
-        body = list(body)
-    return body
-
-
-def emit(environ, response, start_response, exc_info=None):
-    """Send a zope.publisher response; return the WSGI body.
-
-    The output filters of the request run first (they may change headers
-    through the response); for HEAD the body is then dropped, so HEAD and
-    GET send the same headers.
-    """
-    body = body_of(response)
-    for output_filter in environ.get(keys.OUTPUT_FILTERS, ()):
-        body = output_filter(response, body)
-    if environ.get('REQUEST_METHOD') == 'HEAD':
-        close_iterable(body)
-        body = []
-    if exc_info is None:
-        start_response(response.getStatusString(), response.getHeaders())
-    else:
-        start_response(response.getStatusString(), response.getHeaders(),
-                       exc_info)
-    return body
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.REQUEST_KEY, keys.PUBLISHED)
+reads_if_present = (keys.OUTPUT_FILTERS,)
+writes = (keys.VIEW_NAME,)
 
 
 # -- results
@@ -216,13 +178,13 @@ def allowed_methods(ob, request):
                   if name and hasattr(removeSecurityProxy(view), name))
 
 
-def publish(environ, start_response, request, ob):
+def publish(environ, start_response, request, ob, filters=()):
     """Call ``ob``, give its result to the response and send it.  A
     streamed body is produced in the request's scene (its interaction,
     site and transaction manager) while the server iterates it."""
     response = request.response
     set_result(environ, response, call_object(ob, request))
-    body = emit(environ, response, start_response)
+    body = emit(environ, response, start_response, filters=filters)
     if type(body) is list or is_file_body(environ, body):
         return body
     return StreamInScene(body, Scene.current(request))
@@ -240,16 +202,21 @@ class CallStage:
     """Publish the traversed object with mapply."""
 
     settings_schema = ICallSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
+    publishes = True
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build=None):
         self.next_app = next_app
+        # the chain's output filters: filled when the chain is compiled
+        self.filters = build.output_filters if build is not None else ()
 
     def __call__(self, environ, start_response):
         ob = environ[keys.PUBLISHED]
         environ[keys.VIEW_NAME] = view_name(ob)
         return publish(environ, start_response, environ[keys.REQUEST_KEY],
-                       ob)
+                       ob, self.filters)
 
 
 def method_handler(ob, request):
@@ -263,14 +230,8 @@ def method_handler(ob, request):
     return getattr(ProxyFactory(view), method)
 
 
-class MethodCallStage:
+class MethodCallStage(CallStage):
     """Publish to the view named after the request method (plain HTTP)."""
-
-    settings_schema = ICallSettings
-    environ_keys = environ_keys
-
-    def __init__(self, next_app):
-        self.next_app = next_app
 
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]
@@ -282,4 +243,5 @@ class MethodCallStage:
             raise error
         environ[keys.VIEW_NAME] = '%s:%s' % (
             type(removeSecurityProxy(ob)).__name__, request.method)
-        return publish(environ, start_response, request, handler)
+        return publish(environ, start_response, request, handler,
+                       self.filters)

@@ -19,23 +19,26 @@ class ICreateRequestSettings(Interface):
     """create_request has no settings: request factories are ZCML."""
 
 
-environ_keys = {
-    keys.REQUEST_KEY: 'written: the zope.publisher request',
-    keys.RESPONSE_KEY: 'written: its response',
-    keys.REQUEST_TYPE: "written: the request type's name",
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = ()
+reads_if_present = ()
+writes = (keys.REQUEST_KEY, keys.RESPONSE_KEY, keys.REQUEST_TYPE)
 
 
 class CreateRequestStage:
     """Make the request with the factory the publisher's registry chooses."""
 
     settings_schema = ICreateRequestSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build=None):
         self.next_app = next_app
-        # The publisher registers its registry before it builds any stage.
-        self.choose = getUtility(IPipelineRegistry).choose_request_factory
+        registry = (build.registry if build is not None
+                    else getUtility(IPipelineRegistry))
+        self.choose = registry.choose_request_factory
 
     def __call__(self, environ, start_response):
         registration = self.choose(environ)

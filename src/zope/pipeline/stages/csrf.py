@@ -50,12 +50,11 @@ class ICSRFSettings(Interface):
         default=False, required=False)
 
 
-environ_keys = {
-    'REQUEST_METHOD': 'read: only unsafe methods are checked',
-    'HTTP_ORIGIN, HTTP_REFERER': 'read: who made the request',
-    'PATH_INFO': 'read: the origin of a ++vh++ segment',
-    keys.REQUEST_KEY: 'read: the application URL (the own origin)',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.REQUEST_KEY,)
+reads_if_present = ()
+writes = ()
 
 PAGE = ('<!DOCTYPE html>\n<html><head><title>403 Forbidden</title></head>'
         '<body><h1>403 Forbidden</h1><p>%s</p></body></html>')
@@ -93,7 +92,9 @@ class CSRFStage:
     """Pass safe and same-site requests on; answer the others 403."""
 
     settings_schema = ICSRFSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app, trusted_origins=frozenset(),
                  require_origin=False):
@@ -146,4 +147,6 @@ def csrf_stage(next_app, enabled=True, trusted_origins='',
 
 
 csrf_stage.settings_schema = ICSRFSettings
-csrf_stage.environ_keys = environ_keys
+csrf_stage.reads = reads
+csrf_stage.reads_if_present = reads_if_present
+csrf_stage.writes = writes

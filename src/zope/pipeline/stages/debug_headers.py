@@ -28,17 +28,20 @@ class IDebugHeadersSettings(Interface):
                    default=False, required=False)
 
 
-environ_keys = {
-    keys.ATTEMPT: 'read: the attempt that succeeded (X-Pipeline-Attempt)',
-    'mod_wsgi.process_group': 'read: X-Pipeline-Process-Group',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = ()
+reads_if_present = (keys.ATTEMPT,)
+writes = ()
 
 
 class DebugHeaders:
     """Add the serving process id (and the attempt) to every response."""
 
     settings_schema = IDebugHeadersSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app):
         self.next_app = next_app
@@ -71,4 +74,6 @@ def debug_headers_stage(next_app, enabled=False):
 
 
 debug_headers_stage.settings_schema = IDebugHeadersSettings
-debug_headers_stage.environ_keys = environ_keys
+debug_headers_stage.reads = reads
+debug_headers_stage.reads_if_present = reads_if_present
+debug_headers_stage.writes = writes

@@ -2,7 +2,8 @@
 the page (a default view such as ``index.html``, or a ``:method`` suffix).
 
 Traversal records such a page's URL as the response's base (a view may set
-one too).  This stage adds, for its request only, an output filter that
+one too).  This stage declares an output filter (assembled into its
+chain when the chain compiles, run by whoever sends the response) that
 inserts ``\\n<base href="..." />\\n`` right after ``<head>`` in an HTML body
 that has no base tag, by the rules of zope.publisher's BrowserResponse: a
 body whose Content-Type is absent or ``text/html``, the same regular
@@ -30,7 +31,7 @@ from zope.schema import Int
 
 from zope.pipeline import environ as keys
 from zope.pipeline.hosts import on_host
-from zope.pipeline.stages.call import emit
+from zope.pipeline.responses import emit
 from zope.pipeline.wsgi import close_iterable
 from zope.pipeline.wsgi import prepend
 
@@ -53,13 +54,11 @@ class IFixRelativeLinksSettings(Interface):
                      default=8192, min=64)
 
 
-environ_keys = {
-    keys.OUTPUT_FILTERS: 'appended: the base tag filter',
-    keys.RESPONSE_KEY: 'read: its base (set by traversal or the view)',
-    keys.DEFAULT_VIEW: 'read: default view names (redirect mode)',
-}
-
-
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.REQUEST_KEY, keys.RESPONSE_KEY)
+reads_if_present = (keys.DEFAULT_VIEW,)
+writes = ()
 # -- the filter
 
 def with_base(head, base):
@@ -167,12 +166,16 @@ class FixRelativeLinksStage:
     """Insert <base> (or redirect) for pages reached by a default view."""
 
     settings_schema = IFixRelativeLinksSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app, mode='base', scan_limit=8192):
         self.next_app = next_app
         self.redirect = mode == 'redirect'
         self.base_filter = BaseTagFilter(scan_limit)
+        #: Assembled into the chain when it compiles (see IStageFactory).
+        self.output_filters = (self.base_filter,)
 
     def __call__(self, environ, start_response):
         if self.redirect and environ.get('REQUEST_METHOD') in ('GET',
@@ -182,5 +185,4 @@ class FixRelativeLinksStage:
                 response = environ[keys.RESPONSE_KEY]
                 response.redirect(location, status=301)
                 return emit(environ, response, start_response)
-        environ.setdefault(keys.OUTPUT_FILTERS, []).append(self.base_filter)
         return self.next_app(environ, start_response)

@@ -81,6 +81,7 @@ from zope.pipeline.errors import is_unavailable
 from zope.pipeline.errors import log_unavailable
 from zope.pipeline.logtext import client_text
 from zope.pipeline.logtext import logger_for
+from zope.pipeline.responses import emit
 from zope.pipeline.scene import authenticate_globally
 from zope.pipeline.scene import end_interaction
 from zope.pipeline.wsgi import NOSNIFF
@@ -97,12 +98,18 @@ class IHandleErrorSettings(Interface):
                       default=1, min=0)
 
 
-environ_keys = {
-    keys.RETRIES_LEFT: 'read: transient errors pass up while > 0',
-    keys.CONTEXT: 'read: the object the error happened at',
-    keys.TRANSACTION_MANAGER: 'read: a fresh transaction for error views',
-    keys.HANDLE_ERRORS: 'read: False lets exceptions reach the caller',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.REQUEST_KEY,)
+reads_if_present = (
+    keys.RETRIES_LEFT,
+    keys.TRANSACTION_MANAGER,
+    keys.CONTEXT,
+    keys.ATTEMPT,
+    keys.OUTPUT_FILTERS,
+    keys.HANDLE_ERRORS,
+)
+writes = ()
 
 REASONS = {400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
            404: 'Not Found', 405: 'Method Not Allowed',
@@ -266,10 +273,14 @@ class HandleErrorStage:
     """Render exceptions raised by the stages inside it."""
 
     settings_schema = IHandleErrorSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
-    def __init__(self, next_app, debug=False, retry_after=1):
+    def __init__(self, next_app, debug=False, retry_after=1, build=None):
         self.next_app = next_app
+        # the chain's output filters: filled when the chain is compiled
+        self.filters = build.output_filters if build is not None else ()
         self.debug = debug
         self.retry_after = retry_after
 
@@ -302,7 +313,6 @@ class HandleErrorStage:
     # -- rendering
 
     def render(self, environ, start_response, error, exc_info):
-        from zope.pipeline.stages.call import emit
         request = environ[keys.REQUEST_KEY]
         response = request.response
         status = status_of(error)
@@ -316,11 +326,13 @@ class HandleErrorStage:
                 if not render_view(environ, request, response, error):
                     response.setResult(xmlrpc_fault(error, status, self.debug))
                     response.setStatus(200)
-                return emit(environ, response, start_response, exc_info)
+                return emit(environ, response, start_response, exc_info,
+                            self.filters)
             if IRedirect.providedBy(error):
                 response.redirect(error.getLocation(),
                                   trusted=error.getTrusted())
-                return emit(environ, response, start_response, exc_info)
+                return emit(environ, response, start_response, exc_info,
+                            self.filters)
             if not self.view_rendered(environ, request, response, error,
                                       status):
                 response.reset()
@@ -330,7 +342,8 @@ class HandleErrorStage:
                 response.setHeader('Content-Type', 'text/html;charset=utf-8')
                 response.setResult(default_page(status, error, self.debug,
                                                 exc_info))
-            return emit(environ, response, start_response, exc_info)
+            return emit(environ, response, start_response, exc_info,
+                        self.filters)
 
     def prepare(self, request, response, error, status):
         """Status and headers the error brings whoever renders it (the
@@ -363,7 +376,6 @@ class HandleErrorStage:
     def unavailable(self, environ, start_response, error, exc_info):
         """503 with Retry-After: the database cannot be reached.  One log
         line; nothing that needs the database is touched."""
-        from zope.pipeline.stages.call import emit
         log_unavailable(logger, environ.get('REQUEST_METHOD'),
                         environ.get('PATH_INFO'), error)
         response = environ[keys.REQUEST_KEY].response
@@ -374,7 +386,8 @@ class HandleErrorStage:
         response.setHeader('Content-Type', 'text/html;charset=utf-8')
         response.setResult(default_page(503, error, self.debug, exc_info,
                                         UNAVAILABLE_MESSAGE))
-        return emit(environ, response, start_response, exc_info)
+        return emit(environ, response, start_response, exc_info,
+                    self.filters)
 
     def challenge(self, request, response):
         """401 with the challenge of the authentication utility at the

@@ -43,7 +43,6 @@ from zope.schema import Int
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
-from zope.pipeline.metrics import RECORD_KEY
 from zope.pipeline.metrics import IMetricsRuntime
 from zope.pipeline.metrics import modwsgi as modwsgi_server
 from zope.pipeline.metrics.collector import Collector
@@ -90,12 +89,11 @@ class IMetricsSettings(Interface):
                          'mod_wsgi is the server', default=True)
 
 
-environ_keys = {
-    RECORD_KEY: 'written: the Record of this request (shared by attempts)',
-    keys.ATTEMPT: 'read after the response: the final attempt',
-    keys.UNMETERED: 'read after the response: not counted when set',
-    'wsgi.file_wrapper': 'read: its instances are passed through',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = ()
+reads_if_present = (keys.UNMETERED, keys.ATTEMPT)
+writes = (keys.RECORD_KEY,)
 
 
 def check_settings(statsd, buckets):
@@ -207,7 +205,9 @@ class MetricsStage:
     """Measure every request."""
 
     settings_schema = IMetricsSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app, step=10.0, rows=360, heartbeat=0.0,
                  threads=0, state_dir='', statsd='',
@@ -235,7 +235,7 @@ class MetricsStage:
         clock = self.clock
         collector = self.collector
         record = collector.begin(clock())
-        environ[RECORD_KEY] = record
+        environ[keys.RECORD_KEY] = record
 
         def metered_start_response(status, headers, exc_info=None):
             record.status = status
@@ -285,7 +285,7 @@ def modwsgi_threads(use_modwsgi):
 def count_retry(event):
     """IBeforeRetry subscriber: the record learns of every new attempt,
     even when the last one ends in the retry stage's own 503."""
-    record = event.environ.get(RECORD_KEY)
+    record = event.environ.get(keys.RECORD_KEY)
     if record is not None and record.attempt <= event.attempt:
         record.attempt = event.attempt + 1
 
@@ -303,10 +303,9 @@ class MetricsViewStage:
     """
 
     settings_schema = IMetricsViewSettings
-    environ_keys = {
-        keys.VIEW_NAME: 'read: copied to the metrics record',
-        RECORD_KEY: 'read: the record of the metrics stage',
-    }
+    reads = ()
+    reads_if_present = (keys.RECORD_KEY, keys.VIEW_NAME)
+    writes = ()
 
     def __init__(self, next_app):
         self.next_app = next_app
@@ -315,6 +314,6 @@ class MetricsViewStage:
         try:
             return self.next_app(environ, start_response)
         finally:
-            record = environ.get(RECORD_KEY)
+            record = environ.get(keys.RECORD_KEY)
             if record is not None:
                 record.view = environ.get(keys.VIEW_NAME)

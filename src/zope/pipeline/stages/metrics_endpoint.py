@@ -49,11 +49,11 @@ class IMetricsEndpointSettings(Interface):
                                 'of token)', default='', required=False)
 
 
-environ_keys = {
-    keys.CLIENT_ADDRESS: 'read: the client after trusted proxies',
-    'HTTP_AUTHORIZATION': 'read: the bearer token, when one is set',
-    keys.UNMETERED: 'written: set for the answers of the endpoint',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.CLIENT_ADDRESS,)
+reads_if_present = ()
+writes = (keys.UNMETERED,)
 
 
 def read_token(token, token_file):
@@ -93,7 +93,9 @@ class MetricsEndpointStage:
     """Answer the Prometheus endpoint for allowed clients."""
 
     settings_schema = IMetricsEndpointSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app, path='/_metrics', allow=LOOPBACK, token='',
                  token_file=''):

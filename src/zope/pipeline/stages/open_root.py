@@ -81,12 +81,11 @@ class IOpenRootSettings(Interface):
               'a new root application', default='', required=False)
 
 
-environ_keys = {
-    keys.CONNECTION: 'written: the ZODB connection of this request',
-    keys.TRANSACTION_MANAGER: 'written: its explicit transaction manager',
-    keys.ROOT: 'written: callable returning the root application',
-    keys.ROOT_NAME: 'written: its name in the ZODB root mapping',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = ()
+reads_if_present = ()
+writes = (keys.CONNECTION, keys.TRANSACTION_MANAGER, keys.ROOT, keys.ROOT_NAME)
 
 
 def release(connection, manager):
@@ -107,7 +106,9 @@ class OpenRootStage:
     """One connection, one explicit transaction manager per request."""
 
     settings_schema = IOpenRootSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app, zodb_config='', root_name='Application',
                  root_factory='zope.pipeline.storage.create_root_folder',

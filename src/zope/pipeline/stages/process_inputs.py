@@ -52,10 +52,11 @@ class IProcessInputsSettings(Interface):
     """process_inputs has no settings."""
 
 
-environ_keys = {
-    keys.REQUEST_KEY: 'read: processInputs() fills its form or arguments',
-    'wsgi.input': 'read (then rewound): a form body is checked first',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.REQUEST_KEY,)
+reads_if_present = ()
+writes = ()
 
 
 def check_body(environ):
@@ -177,15 +178,37 @@ class ProcessInputsStage:
     """Read the request's input; input it cannot understand is a 400."""
 
     settings_schema = IProcessInputsSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build=None):
         self.next_app = next_app
+        # Registered per request interface: the chain's interfaces decide
+        # which input it reads, once.
+        if build is not None and build.spec is not None:
+            self.process = (xmlrpc_input if build.provides(IXMLRPCRequest)
+                            else form_input)
+        else:
+            self.process = any_input
 
     def __call__(self, environ, start_response):
-        request = environ[keys.REQUEST_KEY]
-        if IXMLRPCRequest.providedBy(request):
-            process_xmlrpc(request)
-        else:
-            process_form(environ, request)
+        self.process(environ, environ[keys.REQUEST_KEY])
         return self.next_app(environ, start_response)
+
+
+def xmlrpc_input(environ, request):
+    process_xmlrpc(request)
+
+
+def form_input(environ, request):
+    process_form(environ, request)
+
+
+def any_input(environ, request):
+    """Without a build context (a stage built by hand): decide per
+    request."""
+    if IXMLRPCRequest.providedBy(request):
+        process_xmlrpc(request)
+    else:
+        process_form(environ, request)

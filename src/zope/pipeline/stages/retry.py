@@ -1,8 +1,9 @@
 """retry: run the rest of the pipeline again after a transient error.
 
 The request body is read once, to its end (chunked bodies included), into
-memory or, above ``retry.spool_threshold`` bytes, a temporary file; each
-attempt gets a fresh copy of the environ reading that body from the start.
+memory or, above ``retry.spool_threshold`` bytes, a temporary file
+(``zope.pipeline.bodies``); each attempt gets a fresh copy of the environ
+reading that body from the start.
 What an attempt sent (status, headers, cookies, data given to ``write()``)
 is held back until the attempt succeeds, so nothing of a failed attempt
 reaches the client.  A retried error is logged at INFO in one line (a
@@ -16,10 +17,7 @@ sees itself; what reaches this stage failed before it, in open_root
 (opening the process's database, or a connection from it).
 """
 
-import io
 import random
-import re
-import tempfile
 import time
 
 import zope.event
@@ -29,6 +27,10 @@ from zope.schema import Float
 from zope.schema import Int
 
 from zope.pipeline import environ as keys
+from zope.pipeline.bodies import BadLength
+from zope.pipeline.bodies import BodyTooLarge
+from zope.pipeline.bodies import UnreadableBody
+from zope.pipeline.bodies import read_body
 from zope.pipeline.errors import UNAVAILABLE_MESSAGE
 from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_transient
@@ -65,23 +67,11 @@ class IRetrySettings(Interface):
                             'before handle_error', default=1, min=0)
 
 
-environ_keys = {
-    'wsgi.input': 'replaced, per attempt, by the buffered body (seekable)',
-    'CONTENT_LENGTH': 'set to the buffered body length',
-    'HTTP_TRANSFER_ENCODING': 'removed: the body is no longer chunked',
-    'wsgi.input_terminated': 'read: the body may be read to its end',
-    keys.ATTEMPT: 'written: the number of this attempt (1, 2, ...); in '
-                  "the server's environ, the last attempt made",
-    keys.RETRIES_LEFT: 'written: attempts left after this one',
-}
-
-#: How much of the body is read at a time.
-CHUNK = 65536
-
-#: A Content-Length this stage believes: decimal digits, at most 10**18.
-LENGTH_RE = re.compile(r'^[0-9]{1,18}$')
-DIGITS_RE = re.compile(r'^[0-9]+$')
-
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = ()
+reads_if_present = ()
+writes = (keys.ATTEMPT, keys.RETRIES_LEFT, 'wsgi.input', 'CONTENT_LENGTH')
 
 @implementer(IBeforeRetry)
 class BeforeRetry:
@@ -93,119 +83,13 @@ class BeforeRetry:
         self.attempt = attempt
 
 
-class BodyTooLarge(Exception):
-    """The body is larger than ``retry.max_body`` (413)."""
-
-
-class BadLength(Exception):
-    """Content-Length is not a length, or the body ended before it (400)."""
-
-
-class UnreadableBody(Exception):
-    """Reading the body failed: the client went away or the server's
-    connection to it broke (400, one warning line, no traceback)."""
-
-
-class SharedInput:
-    """An attempt's ``wsgi.input`` on the spooled body; seekable, like the
-    ``io.BytesIO`` an attempt gets for a body kept in memory.
-
-    Closing it does nothing: the body belongs to the retry stage, which
-    closes it after the last attempt, and the next attempt reads it again.
-    """
-
-    __slots__ = ('_file',)
-
-    def __init__(self, spooled):
-        self._file = spooled
-
-    def read(self, size=-1):
-        return self._file.read(size)
-
-    def readline(self, size=-1):
-        return self._file.readline(size)
-
-    def readlines(self, hint=-1):
-        return self._file.readlines(hint)
-
-    def __iter__(self):
-        return iter(self._file)
-
-    def seekable(self):
-        return True
-
-    def seek(self, offset, whence=0):
-        return self._file.seek(offset, whence)
-
-    def tell(self):
-        return self._file.tell()
-
-    def close(self):
-        """The retry stage closes the body, not an attempt."""
-
-
-class BufferedBody:
-    """The whole request body, read once: in memory while it is at most
-    ``threshold`` bytes, in a temporary file once it is longer."""
-
-    __slots__ = ('threshold', 'chunks', 'data', 'spooled', 'length')
-
-    def __init__(self, threshold=0):
-        self.threshold = threshold
-        self.chunks = []
-        self.data = b''
-        self.spooled = None
-        self.length = 0
-
-    def append(self, chunk):
-        self.length += len(chunk)
-        if self.spooled is None and self.length > self.threshold:
-            self.spooled = tempfile.TemporaryFile()
-            self.spooled.writelines(self.chunks)
-            self.chunks = []
-        if self.spooled is None:
-            self.chunks.append(chunk)
-        else:
-            self.spooled.write(chunk)
-
-    def finish(self):
-        """Stop collecting; return self, ready for ``reader()``."""
-        self.data = b''.join(self.chunks)
-        self.chunks = []
-        return self
-
-    def reader(self):
-        """Return a stream reading the body from its start."""
-        if self.spooled is None:
-            return io.BytesIO(self.data)
-        self.spooled.seek(0)
-        return SharedInput(self.spooled)
-
-    def close(self):
-        if self.spooled is not None:
-            self.spooled.close()
-
-
-def declared_length(environ):
-    """Return the announced body length, or None to read to the end."""
-    text = (environ.get('CONTENT_LENGTH') or '').strip()
-    if LENGTH_RE.match(text):
-        return int(text)
-    if DIGITS_RE.match(text):
-        raise BodyTooLarge()
-    if text:
-        raise BadLength('The Content-Length header is not a number.')
-    chunked = 'chunked' in environ.get('HTTP_TRANSFER_ENCODING', '').lower()
-    if chunked or environ.get('wsgi.input_terminated'):
-        return None
-    return 0
-
-
 class RetryStage:
     """Buffer the body; re-run transient failures with a jittered backoff."""
 
     settings_schema = IRetrySettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app, attempts=4, backoff=0.05, backoff_cap=1.0,
                  spool_threshold=1 << 20, max_body=100 << 20, retry_after=1):
@@ -217,49 +101,12 @@ class RetryStage:
         self.max_body = max_body
         self.retry_after = retry_after
 
-    # -- the body
-
-    def read_body(self, environ):
-        """Return the BufferedBody of this request, read to its end."""
-        length = declared_length(environ)
-        body = BufferedBody(self.spool_threshold)
-        if length == 0:
-            return body
-        if length is not None and self.max_body and length > self.max_body:
-            raise BodyTooLarge()
-        try:
-            self.read_into(environ['wsgi.input'], length, body)
-        except BaseException:
-            body.close()
-            raise
-        return body.finish()
-
-    def read_into(self, stream, length, body):
-        """Read ``length`` bytes (None: to the end) into ``body``."""
-        while length is None or body.length < length:
-            wanted = CHUNK if length is None else min(CHUNK,
-                                                      length - body.length)
-            try:
-                chunk = stream.read(wanted)
-            except OSError as error:
-                raise UnreadableBody(
-                    'The request body could not be read after %d bytes.'
-                    % body.length) from error
-            if not chunk:
-                break
-            if self.max_body and body.length + len(chunk) > self.max_body:
-                raise BodyTooLarge()
-            body.append(chunk)
-        if length is not None and body.length < length:
-            raise BadLength('The request body ended after %d of the %d bytes '
-                            'its Content-Length announced.'
-                            % (body.length, length))
-
     # -- attempts
 
     def __call__(self, environ, start_response):
         try:
-            body = self.read_body(environ)
+            body = read_body(environ, self.spool_threshold,
+                             self.max_body)
         except BodyTooLarge:
             return plain_response(
                 start_response, '413 Payload Too Large',

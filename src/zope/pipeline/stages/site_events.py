@@ -21,12 +21,11 @@ class ISiteEventsSettings(Interface):
     """site_events has no settings."""
 
 
-environ_keys = {
-    keys.TRAVERSAL_HOOKS: 'appended: notify BeforeTraverseEvent',
-    keys.PUBLISHED: 'read: the object of the EndRequestEvent',
-}
-
-
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.REQUEST_KEY,)
+reads_if_present = (keys.PUBLISHED,)
+writes = ()
 def before_traverse(request, ob):
     zope.event.notify(BeforeTraverseEvent(ob, request))
 
@@ -45,14 +44,18 @@ class SiteEventsStage:
     """Events around traversal; the site never outlives the request."""
 
     settings_schema = ISiteEventsSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
+
+    #: Assembled into the chain when it compiles (see IStageFactory).
+    traversal_hooks = (before_traverse,)
 
     def __init__(self, next_app):
         self.next_app = next_app
         setHooks()
 
     def __call__(self, environ, start_response):
-        environ.setdefault(keys.TRAVERSAL_HOOKS, []).append(before_traverse)
         try:
             return self.next_app(environ, start_response)
         finally:

@@ -17,10 +17,11 @@ class ITransactionSettings(Interface):
     """transaction has no settings."""
 
 
-environ_keys = {
-    keys.TRANSACTION_MANAGER: 'read: begin, commit or abort',
-    keys.REQUEST_KEY: 'read: principal and path for the annotation',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.TRANSACTION_MANAGER, keys.REQUEST_KEY, keys.REQUEST_TYPE)
+reads_if_present = ()
+writes = ()
 
 
 def annotate(txn, environ):
@@ -38,7 +39,9 @@ class TransactionStage:
     """Begin; on success annotate and commit before starting the response."""
 
     settings_schema = ITransactionSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app):
         self.next_app = next_app

@@ -5,7 +5,8 @@ default views, the traversed names that URLs are made of); the traversal
 policy in ``zope.pipeline.traversers`` answers each step: ``++namespace++``
 segments (every zope.traversing namespace), ``@@view``, ``IPublishTraverse``
 adapters, default views, a security proxy on each object, and the traversal
-hooks that earlier stages registered, run once per object reached.  It is
+hooks that the chain's stages declared (assembled when it compiled; then
+any a stage added for the request), run once per object reached.  It is
 the request's ``request.publication`` (``zope.pipeline.publication``: what
 views used of the classic publication, ``db`` included).
 
@@ -38,15 +39,11 @@ class ITraverseSettings(Interface):
               "of XML-RPC views", default='', required=False)
 
 
-environ_keys = {
-    keys.ROOT: 'read: the root application',
-    keys.CONNECTION: 'read: request.publication.db',
-    keys.ROOT_NAME: 'read: request.publication.root_name',
-    keys.TRAVERSAL_HOOKS: 'read: hook(request, ob) for each object reached',
-    keys.CONTEXT: 'written: the last object reached',
-    keys.PUBLISHED: 'written: the object to publish',
-    keys.DEFAULT_VIEW: 'written: the names default traversal added',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = (keys.REQUEST_KEY, keys.ROOT)
+reads_if_present = (keys.TRAVERSAL_HOOKS,)
+writes = (keys.CONTEXT, keys.PUBLISHED, keys.DEFAULT_VIEW)
 
 
 def has_method_suffix(request):
@@ -78,10 +75,14 @@ class TraverseStage:
     """Traverse the request's path from the root application."""
 
     settings_schema = ITraverseSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
-    def __init__(self, next_app, xmlrpc_attributes=''):
+    def __init__(self, next_app, xmlrpc_attributes='', build=None):
         self.next_app = next_app
+        # the chain's traversal hooks: filled when the chain is compiled
+        self.hooks = build.traversal_hooks if build is not None else []
         try:
             self.xmlrpc_attributes = parse_attribute_names(xmlrpc_attributes)
         except ValueError as error:
@@ -90,8 +91,8 @@ class TraverseStage:
 
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]
-        traversal = Publication(environ.get(keys.TRAVERSAL_HOOKS, ()),
-                                environ, keys.CONTEXT, self.xmlrpc_attributes)
+        traversal = Publication(self.hooks_for(environ), environ,
+                                keys.CONTEXT, self.xmlrpc_attributes)
         request.setPublication(traversal)
         root = traversal.getApplication(request)
         environ[keys.CONTEXT] = root
@@ -103,3 +104,8 @@ class TraverseStage:
             set_base_for_method(request)
         environ[keys.DEFAULT_VIEW] = tuple(traversal.default_names)
         return self.next_app(environ, start_response)
+
+    def hooks_for(self, environ):
+        """The chain's hooks, then any a stage added for this request."""
+        added = environ.get(keys.TRAVERSAL_HOOKS)
+        return self.hooks + list(added) if added else self.hooks

@@ -67,21 +67,18 @@ class IVirtualHostSettings(Interface):
               "builds URLs from it)", default=True, required=False)
 
 
-environ_keys = {
-    'REMOTE_ADDR': 'read: is the connection from a trusted proxy?',
-    'wsgi.url_scheme': 'written from a trusted Forwarded/X-Forwarded-Proto',
-    'HTTP_HOST': 'checked (400 when malformed or not allowed); written '
-                 'from a trusted Forwarded/X-Forwarded-Host/-Port',
-    'SERVER_PORT': 'written from a trusted X-Forwarded-Port',
-    'PATH_INFO': 'read: ++vh++ and dot segments checked; rewritten for a '
-                 'trusted X-Vhm-Host/-Root or zope.pipeline.site_root',
-    'HTTPS': "set to 'on' for https requests",
-    'HTTP_FORWARDED, HTTP_X_FORWARDED_*, HTTP_X_REAL_IP, HTTP_X_VHM_*':
-        'removed unless trusted',
-    keys.CLIENT_ADDRESS: 'written: the client address after trusted '
-                         'proxies',
-    keys.SITE_ROOT: 'read: the object the server publishes at the root URL',
-}
+#: The stage contract (zope.pipeline.contract): the environ keys this
+#: stage needs, reads when present, and writes.
+reads = ()
+reads_if_present = (keys.SITE_ROOT,)
+writes = (
+    keys.CLIENT_ADDRESS,
+    'PATH_INFO',
+    'HTTP_HOST',
+    'SERVER_PORT',
+    'wsgi.url_scheme',
+    'HTTPS',
+)
 
 FORWARDED_KEYS = ('HTTP_FORWARDED', 'HTTP_X_FORWARDED_HOST',
                   'HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_PORT',
@@ -243,7 +240,9 @@ class VirtualHostStage:
     answer allowed hosts only."""
 
     settings_schema = IVirtualHostSettings
-    environ_keys = environ_keys
+    reads = reads
+    reads_if_present = reads_if_present
+    writes = writes
 
     def __init__(self, next_app, trusted_proxies='', allowed_hosts=LOOPBACK,
                  vh_from_anyone=False, set_https=True):

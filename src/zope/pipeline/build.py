@@ -1,0 +1,47 @@
+"""The build context: what a stage factory may use while its chain is
+built, instead of looking things up globally or per request."""
+
+import inspect
+
+from zope.interface import implementer
+
+from zope.pipeline.interfaces import IBuildContext
+
+#: The keyword argument a factory accepts to receive the build context.
+BUILD_ARGUMENT = 'build'
+
+
+@implementer(IBuildContext)
+class BuildContext:
+    """One per compiled chain (and one for the outer chain)."""
+
+    def __init__(self, registry, settings, registrations, request_type=None,
+                 spec=None):
+        self.registry = registry
+        self.settings = settings
+        self.registrations = tuple(registrations)
+        self.request_type = request_type
+        self.spec = spec
+        self.traversal_hooks = []
+        self.output_filters = []
+
+    def provides(self, interface):
+        """Whether every request of this chain provides ``interface``
+        (False for the outer chain)."""
+        return self.spec is not None and self.spec.isOrExtends(interface)
+
+    def assemble(self, apps):
+        """Collect, in chain order, the traversal hooks and output filters
+        that the built stages declare (``apps``: outermost first)."""
+        for app in apps:
+            self.traversal_hooks.extend(getattr(app, 'traversal_hooks', ()))
+            self.output_filters.extend(getattr(app, 'output_filters', ()))
+
+
+def accepts_build(factory):
+    """Whether ``factory`` takes the build context (a ``build`` keyword)."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin or C callable
+        return False
+    return BUILD_ARGUMENT in parameters

@@ -1,0 +1,46 @@
+"""Sending a zope.publisher response through WSGI: the output filters,
+HEAD, ``start_response``.  The stages that answer with a response (call,
+handle_error, fix_relative_links) share it."""
+
+from zope.publisher.http import DirectResult
+
+from zope.pipeline import environ as keys
+from zope.pipeline.wsgi import close_iterable
+
+
+def body_of(response):
+    """The response body as a WSGI iterable; a DirectResult is unwrapped so
+    that ``close()`` reaches what it wraps."""
+    body = response.consumeBodyIter()
+    if isinstance(body, DirectResult):
+        body = body.body
+        if isinstance(body, bytes):
+            body = [body]
+    if type(body) is tuple:
+        body = list(body)
+    return body
+
+
+def emit(environ, response, start_response, exc_info=None, filters=()):
+    """Send a zope.publisher response; return the WSGI body.
+
+    The output filters run first (they may change headers through the
+    response): ``filters``, those the chain's stages declared (assembled
+    when it compiled: ``IBuildContext.output_filters``), then any a stage
+    added to this request's ``environ.OUTPUT_FILTERS``; for HEAD the body
+    is then dropped, so HEAD and GET send the same headers.
+    """
+    body = body_of(response)
+    for output_filter in filters:
+        body = output_filter(response, body)
+    for output_filter in environ.get(keys.OUTPUT_FILTERS, ()):
+        body = output_filter(response, body)
+    if environ.get('REQUEST_METHOD') == 'HEAD':
+        close_iterable(body)
+        body = []
+    if exc_info is None:
+        start_response(response.getStatusString(), response.getHeaders())
+    else:
+        start_response(response.getStatusString(), response.getHeaders(),
+                       exc_info)
+    return body
