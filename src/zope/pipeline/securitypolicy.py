@@ -10,7 +10,8 @@ principal and group for each new object; this one decides once per
 parent and reuses it for all its children (the ten items of a page share
 the page's decision).  Decisions are still made per interaction and
 dropped when a grant changes during it (``invalidate_cache``), as the
-stock policy does.  docs/performance.md tells what it buys.
+stock policy does.  On the sample site's /folder/page it cuts the
+instructions per request by 11 % (docs/performance.md).
 """
 
 from zope.interface import provider
