@@ -1,0 +1,98 @@
+"""Instructions per request of a page, counted by callgrind (in process).
+
+Instruction counts do not depend on the load of a shared machine, so
+they compare two versions of the code where CPU times cannot.  The site
+is loaded, the page requested ``--warmup`` times (templates compiled,
+caches filled), then ``--requests`` times inside ``operator.call``:
+callgrind counts only what runs in that call
+(``--collect-atstart=no --toggle-collect=_operator_call``).
+
+``python -m benchmarks.instructions`` runs itself under valgrind and
+prints the instructions per request; ``--inside`` is the part valgrind
+runs.
+"""
+
+import argparse
+import logging
+import operator
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+#: The C function of ``operator.call``: callgrind counts inside it only.
+TOGGLE = '_operator_call'
+
+
+def valgrind_command(output, requests, warmup, path, site):
+    return ['valgrind', '--tool=callgrind', '--collect-atstart=no',
+            '--toggle-collect=' + TOGGLE, '--callgrind-out-file=' + output,
+            sys.executable, '-m', 'benchmarks.instructions', '--inside',
+            '--requests', str(requests), '--warmup', str(warmup),
+            '--path', path, '--site', site]
+
+
+def total_instructions(callgrind_output):
+    """The ``totals:`` (or ``summary:``) line of a callgrind output file."""
+    with open(callgrind_output) as output:
+        for line in output:
+            match = re.match(r'(?:totals|summary):\s+(\d+)', line)
+            if match:
+                return int(match.group(1))
+    raise ValueError('no totals line in %s' % callgrind_output)
+
+
+def run_requests(requests, warmup, path, site_name):
+    """Serve ``path`` ``warmup`` times, then ``requests`` times inside
+    ``operator.call``; returns the last status."""
+    from benchmarks.inprocess import Bench
+    from benchmarks.sites import discover
+    site = discover(site_name)
+    bench = Bench(site.site_zcml, site.settings_for('sqlite'), path)
+    for _ in range(warmup):
+        bench.request()
+
+    def measured():
+        for _ in range(requests):
+            bench.request()
+
+    operator.call(measured)
+    return bench.request()[0]
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--path', default='/folder/page')
+    parser.add_argument('--requests', type=int, default=50)
+    parser.add_argument('--warmup', type=int, default=200)
+    parser.add_argument('--site', default='auto',
+                        choices=('auto', 'sample', 'minimal'))
+    parser.add_argument('--output', help='keep the callgrind output here')
+    parser.add_argument('--inside', action='store_true',
+                        help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    logging.disable(logging.CRITICAL)
+    if args.inside:
+        status = run_requests(args.requests, args.warmup, args.path,
+                              args.site)
+        return 0 if status.startswith('200') else 1
+    with tempfile.TemporaryDirectory() as scratch:
+        output = args.output or os.path.join(scratch, 'callgrind.out')
+        completed = subprocess.run(
+            valgrind_command(output, args.requests, args.warmup, args.path,
+                             args.site), capture_output=True, text=True)
+        if completed.returncode:
+            raise SystemExit('valgrind failed:\n%s' % completed.stderr[-3000:])
+        total = total_instructions(output)
+    print('%s: %d instructions per request (%d requests, %d in all)'
+          % (args.path, total // args.requests, args.requests, total))
+    return 0
+
+
+if __name__ == '__main__':  # pragma: no cover - a command
+    raise SystemExit(main())
