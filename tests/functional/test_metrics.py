@@ -9,6 +9,8 @@ from zope.pipeline.metrics import IMetricsRuntime
 from .metrics_site import basic_auth
 from .metrics_site import site_zcml
 from .metrics_site.views import CONFLICTS
+from tests.exposition import key
+from tests.exposition import samples
 
 
 @pytest.fixture
@@ -23,31 +25,22 @@ def app(make_testapp, tmp_path):
     return make
 
 
-def samples(text):
-    """{'name{labels}': value} of a Prometheus text exposition."""
-    result = {}
-    for line in text.splitlines():
-        if line and not line.startswith('#'):
-            key, _, value = line.rpartition(' ')
-            result[key] = float(value)
-    return result
-
-
 def test_requests_are_counted_per_published_view_and_status(app):
     client = app()
     for _ in range(3):
         assert client.get('/hello.html?size=7').body == b'x' * 7
     client.get('/no-such-thing', status=404)
     exposed = samples(client.get('/_metrics').text)
-    view = 'view="%s:hello.html"' % _site_class()
-    assert exposed['zope_pipeline_requests_total{%s,status="200"}'
-                   % view] == 3
-    assert exposed['zope_pipeline_response_bytes_total{%s}' % view] == 21
-    assert exposed['zope_pipeline_request_duration_seconds_count{%s}'
-                   % view] == 3
-    assert exposed['zope_pipeline_requests_total{view="none",'
-                   'status="404"}'] == 1
-    assert 'zope_pipeline_capacity_utilization' in exposed
+    view = '%s:hello.html' % _site_class()
+    assert exposed[key('zope_pipeline_requests_total', view=view,
+                       status='200')] == 3
+    assert exposed[key('zope_pipeline_response_bytes_total',
+                       view=view)] == 21
+    assert exposed[key('zope_pipeline_request_duration_seconds_count',
+                       view=view)] == 3
+    assert exposed[key('zope_pipeline_requests_total', view='none',
+                       status='404')] == 1
+    assert key('zope_pipeline_capacity_utilization') in exposed
 
 
 def _site_class():
@@ -60,8 +53,8 @@ def test_retried_conflicts_are_counted_against_the_view(app):
     CONFLICTS['left'] = 2
     assert client.get('/conflict.html').body == b'resolved'
     exposed = samples(client.get('/_metrics').text)
-    assert exposed['zope_pipeline_retries_total{view="%s:conflict.html"}'
-                   % _site_class()] == 2
+    assert exposed[key('zope_pipeline_retries_total',
+                       view='%s:conflict.html' % _site_class())] == 2
 
 
 def test_a_conflict_on_every_attempt_counts_every_retry_of_the_503(app):

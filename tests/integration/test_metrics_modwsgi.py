@@ -5,11 +5,12 @@ files are retired when the processes exit."""
 
 import os
 import pwd
-import re
 import time
 
 import pytest
 
+from tests.exposition import key
+from tests.exposition import samples
 from tests.integration import support
 
 pytestmark = pytest.mark.integration
@@ -21,22 +22,14 @@ STEP = 2
 def scrape(port):
     status, headers, body = support.request(port, '/_metrics')
     assert status == 200, body
-    samples = {}
-    for line in body.splitlines():
-        if line and not line.startswith('#'):
-            key, _, value = line.rpartition(' ')
-            samples[key] = float(value)
-    return samples
+    return samples(body)
 
 
-def requests_by_view(samples):
-    counts = {}
-    for key, value in samples.items():
-        match = re.match(r'zope_pipeline_requests_total\{view="([^"]*)",'
-                         r'status="200"\}$', key)
-        if match:
-            counts[match.group(1)] = value
-    return counts
+def requests_by_view(exposed):
+    return {dict(labels)['view']: value
+            for (name, labels), value in exposed.items()
+            if name == 'zope_pipeline_requests_total' and
+            dict(labels)['status'] == '200'}
 
 
 def settled(port, condition=lambda samples: True, timeout=30):
@@ -79,16 +72,16 @@ def test_prometheus_counts_exactly_the_requests_of_both_processes():
             assert figures['complete'] == REQUESTS, figures['text']
             assert figures['non_2xx'] == 0, figures['text']
             after = settled(server.port, lambda samples: samples.get(
-                'zope_pipeline_modwsgi_capacity_utilization') is not None)
+                key('zope_pipeline_modwsgi_capacity_utilization')) is not None)
             files = sorted(os.listdir(state))
         retired = sorted(os.listdir(state))
     counts = requests_by_view(after)
     grown = {view: counts[view] - before.get(view, 0) for view in counts
              if counts[view] != before.get(view, 0)}
     assert list(grown.values()) == [REQUESTS], (before, counts)
-    assert after['zope_pipeline_processes'] == 2
-    assert 0 <= after['zope_pipeline_capacity_utilization'] <= 1
-    assert 0 <= after['zope_pipeline_modwsgi_capacity_utilization'] <= 1
+    assert after[key('zope_pipeline_processes')] == 2
+    assert 0 <= after[key('zope_pipeline_capacity_utilization')] <= 1
+    assert 0 <= after[key('zope_pipeline_modwsgi_capacity_utilization')] <= 1
     assert len([name for name in files if name[0].isdigit()]) == 2, files
     assert [name for name in retired if name.endswith('.json')] == \
         ['retired.json'], retired

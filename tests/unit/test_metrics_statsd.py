@@ -1,4 +1,5 @@
-"""The statsd exporter, against a UDP socket on 127.0.0.1."""
+"""The statsd exporter (pystatsd's client), against a UDP socket on
+127.0.0.1."""
 
 import socket
 import threading
@@ -6,9 +7,9 @@ import threading
 import pytest
 
 from zope.pipeline.metrics.collector import Collector
+from zope.pipeline.metrics.statsd import MAX_DATAGRAM
 from zope.pipeline.metrics.statsd import StatsdExporter
 from zope.pipeline.metrics.statsd import metric_name
-from zope.pipeline.metrics.statsd import pack
 from zope.pipeline.metrics.statsd import parse_address
 from zope.pipeline.stages.metrics import MetricsStage
 
@@ -57,9 +58,9 @@ def test_timers_counters_and_capacity_reach_a_statsd_server(udp_server):
     exporter.export(collector.advance(1010), collector)
     lines = received_lines(udp_server, 12)
     assert sorted(lines) == sorted([
-        'zope.pipeline.Page_index_html.time:250.000|ms',
-        'zope.pipeline.Page_index_html.time:500.000|ms',
-        'zope.pipeline.none.time:250.000|ms',
+        'zope.pipeline.Page_index_html.time:250.000000|ms',
+        'zope.pipeline.Page_index_html.time:500.000000|ms',
+        'zope.pipeline.none.time:250.000000|ms',
         'zope.pipeline.Page_index_html.requests:2|c',
         'zope.pipeline.Page_index_html.bytes:320|c',
         'zope.pipeline.Page_index_html.blocks:2|c',
@@ -68,40 +69,93 @@ def test_timers_counters_and_capacity_reach_a_statsd_server(udp_server):
         'zope.pipeline.Page_index_html.status.500:1|c',
         'zope.pipeline.none.requests:1|c',
         'zope.pipeline.none.status.404:1|c',
-        'zope.pipeline.capacity_utilization:0.1000|g'])
-    assert exporter.sent == 1 and exporter.dropped == 0
+        'zope.pipeline.capacity_utilization:0.1|g'])
     exporter.close()
     exporter.close()
 
 
-def test_the_prefix_is_a_setting_and_unknown_steps_send_no_gauge():
+def test_the_prefix_is_a_setting_and_unknown_steps_send_no_gauge(
+        udp_server):
     collector = Collector(step=10, heartbeat=10, clock=FakeClock(1000))
     finished(collector, 1001, 1002, 'A')
     progress = collector.advance(1100)          # no known time at all
-    exporter = StatsdExporter('localhost:8125', prefix='site.')
-    assert exporter.lines(progress, collector) == [
-        'site.A.time:1000.000|ms', 'site.A.requests:1|c',
+    exporter = StatsdExporter('127.0.0.1:%d' % udp_server.getsockname()[1],
+                              prefix='site.')
+    exporter.export(progress, collector)
+    assert received_lines(udp_server, 3) == [
+        'site.A.time:1000.000000|ms', 'site.A.requests:1|c',
         'site.A.status.200:1|c']
+    exporter.close()
+
+
+def test_a_flush_with_nothing_to_report_sends_nothing():
+    collector = Collector(step=10, clock=FakeClock(1000))
+    exporter = StatsdExporter('127.0.0.1:9')
+    assert exporter.stats(collector.advance(1001), collector) == []
+    exporter.export(collector.advance(1002), collector)
+    exporter.close()
+
+
+def test_the_socket_never_blocks_the_worker():
+    exporter = StatsdExporter('127.0.0.1:9')
+    collector = Collector(clock=FakeClock(1000))
+    exporter.export(collector.advance(1001), collector)
+    assert exporter.client._sock.getblocking() is False
+    exporter.close()
 
 
 def test_a_datagram_the_socket_cannot_take_is_dropped_not_waited_for():
     class FullSocket:
         def sendto(self, data, target):
             raise BlockingIOError('would block')
+
+        def close(self):
+            pass
     collector = Collector(clock=FakeClock(1000))
     finished(collector, 1001, 1002, 'A')
     exporter = StatsdExporter('127.0.0.1:9')
-    exporter.socket = FullSocket()
+    exporter.export(collector.advance(1003), collector)
+    exporter.client._sock.close()
+    exporter.client._sock = FullSocket()
+    finished(collector, 1004, 1005, 'A')
+    exporter.export(collector.advance(1006), collector)  # nothing raised
+    exporter.close()
+
+
+def test_an_ipv6_address_gets_an_ipv6_socket():
+    exporter = StatsdExporter('[::1]:9')
+    collector = Collector(clock=FakeClock(1000))
+    try:
+        exporter.export(collector.advance(1001), collector)
+    except OSError:  # pragma: no cover - a host without IPv6
+        pytest.skip('no IPv6 here')
+    assert exporter.client._sock.family == socket.AF_INET6
+    exporter.close()
+
+
+def test_a_host_name_is_looked_up_as_ipv4_as_pystatsd_does():
+    exporter = StatsdExporter('localhost:9')
+    collector = Collector(clock=FakeClock(1000))
+    exporter.export(collector.advance(1001), collector)
+    assert exporter.client._sock.family == socket.AF_INET
+    exporter.close()
+
+
+def test_many_requests_are_packed_into_datagrams_below_the_limit(
+        udp_server):
+    collector = Collector(step=10, clock=FakeClock(1000))
+    for number in range(100):
+        finished(collector, 1001, 1001.5, 'View%d' % number)
+    exporter = StatsdExporter('127.0.0.1:%d' % udp_server.getsockname()[1])
     exporter.export(collector.advance(1005), collector)
-    assert (exporter.sent, exporter.dropped) == (0, 1)
-
-
-def test_lines_are_packed_into_datagrams_below_the_limit():
-    lines = ['x' * 30] * 10
-    datagrams = list(pack(lines, limit=100))
-    assert all(len(datagram) <= 100 for datagram in datagrams)
-    assert b'\n'.join(datagrams).split(b'\n') == [b'x' * 30] * 10
-    assert list(pack([])) == []
+    datagrams = []
+    lines = 0
+    while lines < 300:
+        datagrams.append(udp_server.recv(65536))
+        lines += datagrams[-1].count(b'\n') + 1
+    assert len(datagrams) > 1
+    assert all(len(datagram) <= MAX_DATAGRAM for datagram in datagrams)
+    exporter.close()
 
 
 def test_view_names_become_one_statsd_path_segment():

@@ -19,6 +19,18 @@ removes the directories of servers that are gone (only its own user's).
 The directory must be private (``zope.pipeline.privatefiles``): made with
 mode 0700, or an existing one owned by this user and writable by nobody
 else, never a symbolic link.
+
+Why not prometheus_client's multiprocess mode: it sums lifetime counters
+and histograms from per-pid mmap files, but a gauge is merged per process
+(sum, min, max, most recent), so a ratio cannot be: with one process of one
+thread busy for a whole step and one of three threads idle, the group's
+utilisation is 1/4, and its modes give 1.0 (sum, max) or 0.0 (min, most
+recent), measured with prometheus_client 0.26.  It has no steps either,
+so no time-weighted rate of a step closed by every process, and no history
+of steps for the per-view percentiles of the admin page.  Its files of
+exited processes stay, one set per pid; ours are folded into
+``retired.json``.  The exposition format is the library's
+(``prometheus``).
 """
 
 import contextlib

@@ -1,34 +1,100 @@
-"""The Prometheus text exposition (format 0.0.4) of a group snapshot."""
+"""The Prometheus exposition of a group snapshot, through prometheus_client.
 
-import math
+``GroupCollector`` is a prometheus_client collector that turns one
+snapshot (``group.merge``) into metric families: the lifetime totals as
+counters and a histogram by view, the last complete step's capacity
+utilisation as gauges.  ``render`` writes them in the text format that
+``CONTENT_TYPE`` names; the numbers stay ours (``group``), only the format
+is the library's.
+"""
 
-CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
+from prometheus_client import CollectorRegistry
+from prometheus_client import generate_latest
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import HistogramMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+from prometheus_client.registry import Collector
+
+#: The text format 0.0.4 that ``generate_latest`` writes (prometheus_client's
+#: CONTENT_TYPE_LATEST names format 1.0.0, which its own exposition answers
+#: only to scrapers asking for it, with an escaping parameter).
+CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
+
+NAN = float('nan')
+
+#: Counters by view: (name, key in the totals, help text).
+VIEW_COUNTERS = (
+    ('zope_pipeline_response_bytes_total', 'bytes',
+     'Bytes of response bodies, by view.'),
+    ('zope_pipeline_response_blocks_total', 'blocks',
+     'Blocks (iterations and write() calls) of response bodies.'),
+    ('zope_pipeline_retries_total', 'retries',
+     'Attempts retried after a transient error (e.g. a conflict).'),
+)
 
 
-def escape(value):
-    return (str(value).replace('\\', '\\\\').replace('"', '\\"')
-            .replace('\n', '\\n'))
+class GroupCollector(Collector):
+    """The metric families of one group snapshot."""
+
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+
+    def collect(self):
+        totals = self.snapshot['totals']
+        views = sorted(totals)
+        yield requests(totals, views)
+        yield durations(self.snapshot['bounds'], totals, views)
+        for name, key, text in VIEW_COUNTERS:
+            yield view_counter(name, text, key, totals, views)
+        yield from gauges(self.snapshot)
 
 
-def labels(**pairs):
-    return '{%s}' % ','.join('%s="%s"' % (key, escape(value))
-                             for key, value in pairs.items())
+def render(snapshot):
+    """Return the exposition text for ``snapshot`` (see group.merge)."""
+    registry = CollectorRegistry()
+    registry.register(GroupCollector(snapshot))
+    return generate_latest(registry).decode('utf-8')
 
 
-def number(value):
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return 'NaN'
-    if isinstance(value, float) and value.is_integer() and \
-            abs(value) < 1e15:
-        return str(int(value))
-    return repr(value)
+def requests(totals, views):
+    family = CounterMetricFamily(
+        'zope_pipeline_requests_total',
+        'Requests answered, by published view and status.',
+        labels=('view', 'status'))
+    for view in views:
+        for code, count in sorted(totals[view]['statuses'].items()):
+            family.add_metric((view, code), count)
+    return family
 
 
-def family(name, kind, text, samples):
-    lines = ['# HELP %s %s' % (name, text), '# TYPE %s %s' % (name, kind)]
-    lines.extend('%s%s %s' % (sample_name, label_text, number(value))
-                 for sample_name, label_text, value in samples)
-    return lines
+def durations(bounds, totals, views):
+    family = HistogramMetricFamily(
+        'zope_pipeline_request_duration_seconds',
+        'Time from entering the pipeline to closing the response body.',
+        labels=('view',))
+    for view in views:
+        family.add_metric((view,), cumulative_buckets(
+            bounds, totals[view]['buckets']), totals[view]['duration'])
+    return family
+
+
+def cumulative_buckets(bounds, counts):
+    """[(le, count of durations up to le)] of per-bucket ``counts``."""
+    buckets = []
+    cumulative = 0
+    for bound, count in zip([repr(float(bound)) for bound in bounds] +
+                            ['+Inf'], counts):
+        cumulative += count
+        buckets.append((bound, cumulative))
+    return buckets
+
+
+def view_counter(name, text, key, totals, views):
+    family = CounterMetricFamily(name, text, labels=('view',))
+    for view in views:
+        family.add_metric((view,), totals[view][key])
+    return family
 
 
 def last_complete_step(snapshot):
@@ -47,70 +113,25 @@ def utilization(busy, capacity):
     return busy / capacity if capacity else None
 
 
-def render(snapshot):
-    """Return the exposition text for ``snapshot`` (see group.merge)."""
-    totals = snapshot['totals']
-    views = sorted(totals)
-    lines = []
-    lines += family(
-        'zope_pipeline_requests_total', 'counter',
-        'Requests answered, by published view and status.',
-        [('zope_pipeline_requests_total', labels(view=view, status=code),
-          count) for view in views
-         for code, count in sorted(totals[view]['statuses'].items())])
-    lines += family(
-        'zope_pipeline_request_duration_seconds', 'histogram',
-        'Time from entering the pipeline to closing the response body.',
-        duration_samples(snapshot['bounds'], totals, views))
-    for name, key, text in (
-            ('zope_pipeline_response_bytes_total', 'bytes',
-             'Bytes of response bodies, by view.'),
-            ('zope_pipeline_response_blocks_total', 'blocks',
-             'Blocks (iterations and write() calls) of response bodies.'),
-            ('zope_pipeline_retries_total', 'retries',
-             'Attempts retried after a transient error (e.g. a conflict).')):
-        lines += family(name, 'counter', text,
-                        [(name, labels(view=view), totals[view][key])
-                         for view in views])
-    lines += gauges(snapshot)
-    return '\n'.join(lines) + '\n'
-
-
-def duration_samples(bounds, totals, views):
-    name = 'zope_pipeline_request_duration_seconds'
-    samples = []
-    for view in views:
-        cumulative = 0
-        buckets = totals[view]['buckets']
-        for bound, count in zip(list(bounds) + ['+Inf'], buckets):
-            cumulative += count
-            le = bound if bound == '+Inf' else repr(float(bound))
-            samples.append((name + '_bucket', labels(view=view, le=le),
-                            cumulative))
-        samples.append((name + '_sum', labels(view=view),
-                        totals[view]['duration']))
-        samples.append((name + '_count', labels(view=view), cumulative))
-    return samples
-
-
 def gauges(snapshot):
+    """Capacity utilisation of the last complete step (NaN when unknown;
+    mod_wsgi's only when it was measured) and the number of processes."""
     step = last_complete_step(snapshot)
     ours = server = None
     if step is not None:
         ours = utilization(step['busy'], step['capacity'])
         server = utilization(step['server_busy'], step['server_capacity'])
-    lines = family(
-        'zope_pipeline_capacity_utilization', 'gauge',
+    yield GaugeMetricFamily(
+        'zope_pipeline_capacity_utilization',
         'Busy thread-seconds over available thread-seconds of the group '
         'in the last complete step.',
-        [('zope_pipeline_capacity_utilization', '', ours)])
+        value=NAN if ours is None else ours)
     if server is not None:
-        lines += family(
-            'zope_pipeline_modwsgi_capacity_utilization', 'gauge',
+        yield GaugeMetricFamily(
+            'zope_pipeline_modwsgi_capacity_utilization',
             "mod_wsgi's own capacity utilisation in the same step.",
-            [('zope_pipeline_modwsgi_capacity_utilization', '', server)])
-    lines += family(
-        'zope_pipeline_processes', 'gauge',
+            value=server)
+    yield GaugeMetricFamily(
+        'zope_pipeline_processes',
         'Processes of the group with live metrics state.',
-        [('zope_pipeline_processes', '', snapshot['processes'])])
-    return lines
+        value=snapshot['processes'])

@@ -1,16 +1,20 @@
-"""A statsd exporter: UDP datagrams, non-blocking, from the worker thread.
+"""A statsd exporter on pystatsd's client, fed by the metrics worker.
 
 For every request drained from the collector it sends the duration as a
 timer, ``<prefix>.<view>.time:<ms>|ms``; counters are summed per flush:
 ``<prefix>.<view>.requests``, ``.status.<code>``, ``.bytes``, ``.blocks``
 and ``.retries`` (``|c``).  When a step closes it sends the gauge
-``<prefix>.capacity_utilization`` of that step.  Lines are packed into
-datagrams of at most ``MAX_DATAGRAM`` bytes.  A datagram the socket cannot
-take at once is dropped and counted, never waited for.
+``<prefix>.capacity_utilization`` of that step.  One flush is one
+``StatsClient.pipeline()``, packed into datagrams of at most
+``MAX_DATAGRAM`` bytes.  The client's socket is non-blocking: a datagram
+it cannot take at once is dropped, never waited for; pystatsd ignores
+send errors, so what was dropped is not counted.
 """
 
+import ipaddress
 import re
-import socket
+
+from statsd import StatsClient
 
 from zope.pipeline.metrics.collector import NO_VIEW
 from zope.pipeline.metrics.collector import status_code
@@ -35,58 +39,51 @@ def parse_address(text):
     return host.strip('[]'), int(port)
 
 
-def pack(lines, limit=MAX_DATAGRAM):
-    """Join lines with newlines into datagrams no longer than ``limit``."""
-    datagram = b''
-    for line in lines:
-        line = line.encode('ascii')
-        if datagram and len(datagram) + 1 + len(line) > limit:
-            yield datagram
-            datagram = b''
-        datagram = datagram + b'\n' + line if datagram else line
-    if datagram:
-        yield datagram
+def is_ipv6(host):
+    try:
+        return ipaddress.ip_address(host).version == 6
+    except ValueError:
+        return False
+
+
+def connect(host, port, prefix):
+    """pystatsd's UDP client on a non-blocking socket (a host name is
+    looked up as IPv4, as pystatsd does)."""
+    client = StatsClient(host, port, prefix=prefix or None,
+                         maxudpsize=MAX_DATAGRAM, ipv6=is_ipv6(host))
+    client._sock.setblocking(False)  # pystatsd has no option for it
+    return client
 
 
 class StatsdExporter:
-    """Formats the worker's progress as statsd lines and sends them."""
+    """Sends the worker's progress to statsd, one pipeline per flush."""
 
     def __init__(self, address, prefix='zope.pipeline'):
         self.host, self.port = parse_address(address)
         self.prefix = prefix.rstrip('.')
-        self.socket = None
-        self.target = None
-        self.sent = 0
-        self.dropped = 0
+        self.client = None
         self.names = {}
 
-    def open(self):
-        family, kind, protocol, _, target = socket.getaddrinfo(
-            self.host, self.port, 0, socket.SOCK_DGRAM)[0]
-        self.socket = socket.socket(family, kind, protocol)
-        self.socket.setblocking(False)
-        self.target = target
-
     def close(self):
-        if self.socket is not None:
-            self.socket.close()
-            self.socket = None
+        if self.client is not None:
+            self.client.close()
+            self.client = None
 
     def name_of(self, view):
         name = self.names.get(view)
         if name is None:
-            name = self.names[view] = '%s.%s' % (self.prefix,
-                                                 metric_name(view))
+            name = self.names[view] = metric_name(view)
         return name
 
-    def lines(self, progress, collector):
-        """The statsd lines for one ``Collector.advance`` result."""
-        lines = []
+    def stats(self, progress, collector):
+        """(client method, stat, value) for one ``Collector.advance``
+        result; stats are named without the prefix (the client adds it)."""
+        stats = []
         counters = {}
         for record in progress.records:
             name = self.name_of(record.view or NO_VIEW)
             duration = max(record.end - record.start, 0.0)
-            lines.append('%s.time:%.3f|ms' % (name, duration * 1000))
+            stats.append(('timing', name + '.time', duration * 1000))
             for suffix, amount in (
                     ('requests', 1), ('bytes', record.bytes),
                     ('blocks', record.blocks),
@@ -94,22 +91,19 @@ class StatsdExporter:
                     ('status.%d' % status_code(record.status), 1)):
                 key = '%s.%s' % (name, suffix)
                 counters[key] = counters.get(key, 0) + amount
-        lines.extend('%s:%d|c' % (key, amount)
+        stats.extend(('incr', key, amount)
                      for key, amount in counters.items() if amount)
         for step in progress.closed:
             value = collector.utilization(step.start)
             if value is not None:
-                lines.append('%s.capacity_utilization:%.4f|g'
-                             % (self.prefix, value))
-        return lines
+                stats.append(('gauge', 'capacity_utilization',
+                              round(value, 4)))
+        return stats
 
     def export(self, progress, collector):
         """Send what ``progress`` brought; never blocks."""
-        if self.socket is None:
-            self.open()
-        for datagram in pack(self.lines(progress, collector)):
-            try:
-                self.socket.sendto(datagram, self.target)
-                self.sent += 1
-            except OSError:
-                self.dropped += 1
+        if self.client is None:
+            self.client = connect(self.host, self.port, self.prefix)
+        with self.client.pipeline() as batch:
+            for method, stat, value in self.stats(progress, collector):
+                getattr(batch, method)(stat, value)
