@@ -210,9 +210,10 @@ def test_transient_error_goes_to_retry_and_is_503_on_the_last_attempt(
     assert record.exc_info is None
 
 
-def test_retry_after_of_a_503_is_a_setting(make_testapp, tmp_path):
+def test_retry_after_of_a_503_rendered_here_is_the_retry_setting(
+        make_testapp, tmp_path):
     app = inner.build(make_testapp, tmp_path, retry__attempts='1',
-                      handle_error__retry_after='7')
+                      retry__retry_after='7')
     response = app.get('/folder/doc/@@fail?kind=conflict', status=503)
     assert response.headers['Retry-After'] == '7'
 

@@ -234,11 +234,13 @@ def test_every_stage_reads_and_writes_only_what_it_declares(app, log):
 
 #: Declared keys the requests of ``browse`` do not reach: handle_error
 #: reads them for a transient error (passed up to retry, or logged with
-#: its attempt when none is left).
+#: its attempt when none is left, and answered 503 with the Retry-After
+#: of the retry stage).
 #: fix_relative_links reads the others in its redirect mode only (the next
 #: test).
 NOT_EXERCISED = {('handle_error', 'zope.pipeline.retries_left'),
                  ('handle_error', 'zope.pipeline.attempt'),
+                 ('handle_error', 'zope.pipeline.retry_after'),
                  ('fix_relative_links', 'zope.request'),
                  ('fix_relative_links', 'zope.response'),
                  ('fix_relative_links', 'zope.pipeline.default_view')}

@@ -204,10 +204,10 @@ def test_other_database_errors_are_still_500(app, monkeypatch, caplog):
     assert record.exc_info is not None      # a real fault: traceback logged
 
 
-def test_retry_after_of_the_unavailable_page_is_handle_errors_setting(
+def test_retry_after_of_the_unavailable_page_is_the_retry_setting(
         make_testapp, tmp_path, monkeypatch):
     need(MySQLdb is not None, 'mysqlclient (the mysql extra) is missing')
-    app = inner.build(make_testapp, tmp_path, handle_error__retry_after='9')
+    app = inner.build(make_testapp, tmp_path, retry__retry_after='9')
     app.get('/folder/doc/@@whoami')
     monkeypatch.setattr(inner.database().storage, 'lastTransaction',
                         failing(REFUSED))

@@ -17,6 +17,9 @@ RESPONSE_KEY = 'zope.response'
 REQUEST_TYPE = 'zope.pipeline.request_type'
 #: How many more attempts the retry stage will make after this one.
 RETRIES_LEFT = 'zope.pipeline.retries_left'
+#: Seconds in the Retry-After header of every 503 (``retry.retry_after``:
+#: the retry stage's own 503s and those the error handler renders).
+RETRY_AFTER = 'zope.pipeline.retry_after'
 #: The number of this attempt, 1 for the first.
 ATTEMPT = 'zope.pipeline.attempt'
 #: The ZODB connection of this request.

@@ -93,6 +93,9 @@ def is_unavailable(error):
     return False
 
 
+#: Seconds in the Retry-After header of a 503 (``retry.retry_after``).
+DEFAULT_RETRY_AFTER = 1
+
 #: What a client is told when the database cannot be reached.
 UNAVAILABLE_MESSAGE = ('The database is unavailable; please try again in a '
                        'moment.')

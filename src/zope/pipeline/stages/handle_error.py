@@ -64,7 +64,6 @@ from zope.publisher.interfaces.http import IMethodNotAllowed
 from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 from zope.publisher.publish import mapply
 from zope.schema import Bool
-from zope.schema import Int
 from zope.security.interfaces import IForbidden
 from zope.security.interfaces import IUnauthorized
 from zope.security.management import newInteraction
@@ -72,6 +71,7 @@ from zope.security.management import queryInteraction
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
+from zope.pipeline.errors import DEFAULT_RETRY_AFTER
 from zope.pipeline.errors import UNAVAILABLE_MESSAGE
 from zope.pipeline.errors import IPayloadTooLarge
 from zope.pipeline.errors import describe_error
@@ -94,8 +94,6 @@ class IHandleErrorSettings(Interface):
 
     debug = Bool(title='Show tracebacks in error pages (never in '
                        'production)', default=False, required=False)
-    retry_after = Int(title='Seconds in the Retry-After header of a 503',
-                      default=1, min=0)
 
 
 #: The stage contract (zope.pipeline.contract): the environ keys this
@@ -108,6 +106,7 @@ reads_if_present = (
     keys.ATTEMPT,
     keys.OUTPUT_FILTERS,
     keys.HANDLE_ERRORS,
+    keys.RETRY_AFTER,
 )
 writes = ()
 
@@ -164,6 +163,12 @@ def nearest_site(context):
             return ob
         ob = getattr(ob, '__parent__', None)
     return None
+
+
+def retry_after_of(environ):
+    """The Retry-After of a 503: ``retry.retry_after``, which the retry
+    stage passes on in the environ (one setting for every 503)."""
+    return str(environ.get(keys.RETRY_AFTER, DEFAULT_RETRY_AFTER))
 
 
 def default_page(status, error, debug, exc_info, message=None):
@@ -277,12 +282,11 @@ class HandleErrorStage:
     reads_if_present = reads_if_present
     writes = writes
 
-    def __init__(self, next_app, debug=False, retry_after=1, build=None):
+    def __init__(self, next_app, debug=False, build=None):
         self.next_app = next_app
         # the chain's output filters: filled when the chain is compiled
         self.filters = build.output_filters if build is not None else ()
         self.debug = debug
-        self.retry_after = retry_after
 
     def __call__(self, environ, start_response):
         try:
@@ -337,7 +341,8 @@ class HandleErrorStage:
                                       status):
                 response.reset()
                 response.setHeader(*NOSNIFF)
-                status = self.prepare(request, response, error, status)
+                status = self.prepare(environ, request, response, error,
+                                      status)
                 response.setStatus(status)
                 response.setHeader('Content-Type', 'text/html;charset=utf-8')
                 response.setResult(default_page(status, error, self.debug,
@@ -345,7 +350,7 @@ class HandleErrorStage:
             return emit(environ, response, start_response, exc_info,
                         self.filters)
 
-    def prepare(self, request, response, error, status):
+    def prepare(self, environ, request, response, error, status):
         """Status and headers the error brings whoever renders it (the
         challenge of a 401, Retry-After, Allow); return the status."""
         if status == 401:
@@ -354,7 +359,7 @@ class HandleErrorStage:
             # an error with a status of its own keeps it, view or not
             response.setStatus(status)
         if status == 503:
-            response.setHeader('Retry-After', str(self.retry_after))
+            response.setHeader('Retry-After', retry_after_of(environ))
         if IMethodNotAllowed.providedBy(error):
             allow = getattr(error, 'allow', None)
             if allow:
@@ -365,7 +370,7 @@ class HandleErrorStage:
         """Render the error's exception view; False without one, or when
         the view fails (logged): the error's own page is shown instead, as
         the classic publisher did."""
-        self.prepare(request, response, error, status)
+        self.prepare(environ, request, response, error, status)
         try:
             return render_view(environ, request, response, error)
         except Exception:
@@ -382,7 +387,7 @@ class HandleErrorStage:
         response.reset()
         response.setHeader(*NOSNIFF)
         response.setStatus(503)
-        response.setHeader('Retry-After', str(self.retry_after))
+        response.setHeader('Retry-After', retry_after_of(environ))
         response.setHeader('Content-Type', 'text/html;charset=utf-8')
         response.setResult(default_page(503, error, self.debug, exc_info,
                                         UNAVAILABLE_MESSAGE))

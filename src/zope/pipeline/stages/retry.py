@@ -61,17 +61,19 @@ class IRetrySettings(Interface):
     max_body = Int(title='Largest request body accepted, in bytes (413 '
                          'above it); 0 for no limit',
                    default=100 << 20, min=0)
-    retry_after = Int(title='Seconds in the Retry-After header of the 503 '
-                            'sent when a transient error outlasts every '
-                            'attempt or the database cannot be reached '
-                            'before handle_error', default=1, min=0)
+    retry_after = Int(title='Seconds in the Retry-After header of every '
+                            '503: a transient error that outlasts every '
+                            'attempt, a database that cannot be reached '
+                            '(also when handle_error answers)',
+                      default=1, min=0)
 
 
 #: The stage contract (zope.pipeline.contract): the environ keys this
 #: stage needs, reads when present, and writes.
 reads = ()
 reads_if_present = ()
-writes = (keys.ATTEMPT, keys.RETRIES_LEFT, 'wsgi.input', 'CONTENT_LENGTH')
+writes = (keys.ATTEMPT, keys.RETRIES_LEFT, keys.RETRY_AFTER, 'wsgi.input',
+          'CONTENT_LENGTH')
 
 @implementer(IBeforeRetry)
 class BeforeRetry:
@@ -139,6 +141,7 @@ class RetryStage:
         attempt_environ.pop('HTTP_TRANSFER_ENCODING', None)
         attempt_environ[keys.ATTEMPT] = attempt
         attempt_environ[keys.RETRIES_LEFT] = self.attempts - attempt
+        attempt_environ[keys.RETRY_AFTER] = self.retry_after
         return attempt_environ
 
     def run(self, environ, start_response, body):
