@@ -52,7 +52,7 @@ from zope.pipeline.metrics.histogram import parse_bounds
 from zope.pipeline.metrics.runtime import MetricsRuntime
 from zope.pipeline.metrics.statsd import StatsdExporter
 from zope.pipeline.metrics.statsd import parse_address
-from zope.pipeline.wsgi import close_iterable
+from zope.pipeline.wsgi import ClosingIterator
 
 #: Server threads assumed per process when neither the setting nor
 #: mod_wsgi says (waitress's default).
@@ -166,18 +166,16 @@ def content_length(headers):
     return 0
 
 
-class MeteredBody:
+class MeteredBody(ClosingIterator):
     """The body as the server sees it: counts blocks and bytes, and hands
-    the record over when ``close()`` is called (forwarded exactly once)."""
+    the record over when ``close()`` is called (``ClosingIterator``: the
+    body is closed exactly once, then the record is finished)."""
 
-    __slots__ = ('_iterable', '_iterator', '_record', '_finish', '_clock')
+    __slots__ = ('_record',)
 
     def __init__(self, iterable, record, finish, clock):
-        self._iterable = iterable
-        self._iterator = None
+        super().__init__(iterable, lambda: finish(record, clock()))
         self._record = record
-        self._finish = finish
-        self._clock = clock
 
     def __iter__(self):
         self._iterator = iter(self._iterable)
@@ -190,15 +188,6 @@ class MeteredBody:
             record.bytes += len(chunk)
             record.blocks += 1
         return chunk
-
-    def close(self):
-        finish, self._finish = self._finish, None
-        if finish is None:
-            return
-        try:
-            close_iterable(self._iterable)
-        finally:
-            finish(self._record, self._clock())
 
 
 class MetricsStage:
