@@ -66,7 +66,7 @@ def metrics_stage():
 
 
 def expected_directory():
-    from zope.pipeline.stages.metrics import group_directory
+    from zope.pipeline.metrics.group import group_directory
     return group_directory('')[0]
 
 

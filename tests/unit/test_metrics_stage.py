@@ -13,10 +13,10 @@ from zope.pipeline import environ as keys
 from zope.pipeline.interfaces import IBeforeRetry
 from zope.pipeline.metrics import RECORD_KEY
 from zope.pipeline.metrics.collector import Record
+from zope.pipeline.metrics.collector import count_retry
 from zope.pipeline.stages import metrics
 from zope.pipeline.stages.metrics import MetricsStage
-from zope.pipeline.stages.metrics import MetricsViewStage
-from zope.pipeline.stages.metrics import count_retry
+from zope.pipeline.stages.metrics_view import MetricsViewStage
 
 
 class FakeClock:

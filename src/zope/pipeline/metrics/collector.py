@@ -17,6 +17,7 @@ import os
 import threading
 import time
 
+from zope.pipeline import environ as keys
 from zope.pipeline.metrics.histogram import DEFAULT_BOUNDS
 from zope.pipeline.metrics.histogram import bound_index
 from zope.pipeline.metrics.histogram import fine_bucket
@@ -310,3 +311,11 @@ def view_step_data(view, scale):
             'duration': view.duration * scale,
             'latency': {str(index): count
                         for index, count in view.latency.items()}}
+
+
+def count_retry(event):
+    """IBeforeRetry subscriber: the record learns of every new attempt,
+    even when the last one ends in the retry stage's own 503."""
+    record = event.environ.get(keys.RECORD_KEY)
+    if record is not None and record.attempt <= event.attempt:
+        record.attempt = event.attempt + 1

@@ -35,11 +35,13 @@ exited processes stay, one set per pid; ours are folded into
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import shutil
 import tempfile
 
+from zope.pipeline.metrics import modwsgi as modwsgi_server
 from zope.pipeline.metrics.histogram import merge_counts
 from zope.pipeline.privatefiles import UnsafePathError
 from zope.pipeline.privatefiles import check_private_directory
@@ -256,3 +258,42 @@ def merge_step(target, step):
                 merge_counts(into['latency'], value)
             else:
                 into[key] += value
+
+
+#: The environment variable naming a private directory of the server for
+#: its run-time state (``zope-pipeline serve --mod-wsgi`` sets it to
+#: ``<server root>/run``, etc/app.wsgi to ``var/run``).
+RUN_DIR_VARIABLE = 'ZOPE_PIPELINE_RUN_DIR'
+
+
+def group_directory(state_dir):
+    """(state directory, parent pid or None): the setting, or under
+    mod_wsgi one directory per process group and run of the server, in
+    the server's run directory (``$ZOPE_PIPELINE_RUN_DIR``, else the
+    temporary directory)."""
+    if state_dir:
+        return state_dir, None
+    module = modwsgi_server.server_module()
+    if module is None:
+        return None, None
+    parent = os.getppid()
+    group = '%s-%d' % (getattr(module, 'process_group', '') or 'embedded',
+                       parent)
+    digest = hashlib.sha1(group.encode('utf-8')).hexdigest()[:12]
+    base = os.environ.get(RUN_DIR_VARIABLE) or tempfile.gettempdir()
+    return os.path.join(base, 'zope.pipeline-metrics-%d-%s'
+                        % (os.getuid(), digest)), parent
+
+
+def group_state(directory, parent):
+    """The GroupState of ``directory``; a directory another user prepared
+    (or a link) stops the startup, naming the setting."""
+    from zope.configuration.exceptions import ConfigurationError
+    try:
+        return GroupState(directory, parent)
+    except UnsafePathError as error:
+        raise ConfigurationError(
+            'The metrics state directory is not private: %s  (It is '
+            'metrics.state_dir, or made under $%s or the temporary '
+            'directory under mod_wsgi.)' % (error, RUN_DIR_VARIABLE)) \
+            from None

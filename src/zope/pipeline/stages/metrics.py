@@ -29,9 +29,6 @@ not counted.  Requests that published no view (a 404 in traversal, an
 error page of an outer stage) are counted under the view ``none``.
 """
 
-import hashlib
-import os
-import tempfile
 import time
 
 from zope.component import provideUtility
@@ -46,7 +43,8 @@ from zope.pipeline import environ as keys
 from zope.pipeline.metrics import IMetricsRuntime
 from zope.pipeline.metrics import modwsgi as modwsgi_server
 from zope.pipeline.metrics.collector import Collector
-from zope.pipeline.metrics.group import GroupState
+from zope.pipeline.metrics.group import group_directory
+from zope.pipeline.metrics.group import group_state
 from zope.pipeline.metrics.histogram import DEFAULT_BOUNDS
 from zope.pipeline.metrics.histogram import parse_bounds
 from zope.pipeline.metrics.runtime import MetricsRuntime
@@ -109,47 +107,6 @@ def check_settings(statsd, buckets):
     except ValueError as exc:
         raise ConfigurationError('metrics.statsd: %s' % exc) from None
     return bounds
-
-
-#: The environment variable naming a private directory of the server for
-#: its run-time state (``zope-pipeline serve --mod-wsgi`` sets it to
-#: ``<server root>/run``, etc/app.wsgi to ``var/run``).
-RUN_DIR_VARIABLE = 'ZOPE_PIPELINE_RUN_DIR'
-
-
-def group_directory(state_dir):
-    """(state directory, parent pid or None): the setting, or under
-    mod_wsgi one directory per process group and run of the server, in
-    the server's run directory (``$ZOPE_PIPELINE_RUN_DIR``, else the
-    temporary directory)."""
-    if state_dir:
-        return state_dir, None
-    module = modwsgi_server.server_module()
-    if module is None:
-        return None, None
-    parent = os.getppid()
-    group = '%s-%d' % (getattr(module, 'process_group', '') or 'embedded',
-                       parent)
-    digest = hashlib.sha1(group.encode('utf-8')).hexdigest()[:12]
-    base = os.environ.get(RUN_DIR_VARIABLE) or tempfile.gettempdir()
-    return os.path.join(base, 'zope.pipeline-metrics-%d-%s'
-                        % (os.getuid(), digest)), parent
-
-
-def group_state(directory, parent):
-    """The GroupState of ``directory``; a directory another user prepared
-    (or a link) stops the startup, naming the setting."""
-    from zope.configuration.exceptions import ConfigurationError
-
-    from zope.pipeline.privatefiles import UnsafePathError
-    try:
-        return GroupState(directory, parent)
-    except UnsafePathError as error:
-        raise ConfigurationError(
-            'The metrics state directory is not private: %s  (It is '
-            'metrics.state_dir, or made under $%s or the temporary '
-            'directory under mod_wsgi.)' % (error, RUN_DIR_VARIABLE)) \
-            from None
 
 
 def account_list(record, body):
@@ -269,40 +226,3 @@ def modwsgi_threads(use_modwsgi):
     if not use_modwsgi:
         return DEFAULT_THREADS
     return modwsgi_server.threads_per_process(DEFAULT_THREADS)
-
-
-def count_retry(event):
-    """IBeforeRetry subscriber: the record learns of every new attempt,
-    even when the last one ends in the retry stage's own 503."""
-    record = event.environ.get(keys.RECORD_KEY)
-    if record is not None and record.attempt <= event.attempt:
-        record.attempt = event.attempt + 1
-
-
-class IMetricsViewSettings(Interface):
-    """metrics_view has no settings."""
-
-
-class MetricsViewStage:
-    """metrics_view: copy the published view's name to the record.
-
-    Registered just around ``call`` (which sets ``zope.pipeline.view`` in
-    this attempt's environ copy), so the outer metrics stage learns which
-    view was published without the call stage knowing about metrics.
-    """
-
-    settings_schema = IMetricsViewSettings
-    reads = ()
-    reads_if_present = (keys.RECORD_KEY, keys.VIEW_NAME)
-    writes = ()
-
-    def __init__(self, next_app):
-        self.next_app = next_app
-
-    def __call__(self, environ, start_response):
-        try:
-            return self.next_app(environ, start_response)
-        finally:
-            record = environ.get(keys.RECORD_KEY)
-            if record is not None:
-                record.view = environ.get(keys.VIEW_NAME)
