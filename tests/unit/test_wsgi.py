@@ -257,3 +257,15 @@ def test_prepend_yields_chunks_then_the_rest_and_closes_the_body_once():
     result.close()
     result.close()
     assert body.closed == 1
+
+
+def test_html_response_is_a_whole_uncached_page_that_cannot_be_sniffed():
+    from zope.pipeline.wsgi import html_response
+    server = Server()
+    body = html_response(server.start_response, '403 Forbidden',
+                         '<p>Nö</p>', [('X-Extra', 'yes')])
+    assert body == ['<p>Nö</p>'.encode('utf-8')]
+    assert server.calls == [('403 Forbidden', [
+        ('Content-Type', 'text/html; charset=utf-8'),
+        ('Content-Length', '10'), ('X-Content-Type-Options', 'nosniff'),
+        ('Cache-Control', 'no-store'), ('X-Extra', 'yes')])]

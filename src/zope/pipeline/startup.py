@@ -25,6 +25,7 @@ import threading
 import time
 
 from zope.pipeline.environ import SITE_ROOT
+from zope.pipeline.wsgi import html_response
 
 logger = logging.getLogger('zope.pipeline.startup')
 
@@ -63,14 +64,9 @@ class Unavailable:
 
 
 def unavailable_response(start_response):
-    body = UNAVAILABLE_PAGE.encode('utf-8')
-    start_response('503 Service Unavailable', [
-        ('Content-Type', 'text/html; charset=utf-8'),
-        ('Content-Length', str(len(body))),
-        ('Retry-After', str(RETRY_AFTER)),
-        ('Cache-Control', 'no-store'),
-        ('X-Content-Type-Options', 'nosniff')])
-    return [body]
+    return html_response(start_response, '503 Service Unavailable',
+                         UNAVAILABLE_PAGE,
+                         [('Retry-After', str(RETRY_AFTER))])
 
 
 class OpeningDatabases:

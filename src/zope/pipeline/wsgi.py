@@ -152,8 +152,23 @@ NOSNIFF = ('X-Content-Type-Options', 'nosniff')
 
 def plain_response(start_response, status, text, headers=(), exc_info=None):
     """Send a short text/plain response; return its body."""
+    return short_response(start_response, status, text,
+                          'text/plain; charset=utf-8', headers, exc_info)
+
+
+def html_response(start_response, status, page, headers=()):
+    """Send a short HTML page the publisher made itself (never cached);
+    return its body."""
+    return short_response(start_response, status, page,
+                          'text/html; charset=utf-8',
+                          [('Cache-Control', 'no-store')] + list(headers))
+
+
+def short_response(start_response, status, text, content_type, headers=(),
+                   exc_info=None):
+    """Send ``text`` whole, with its type, length and NOSNIFF."""
     body = text.encode('utf-8')
-    headers = [('Content-Type', 'text/plain; charset=utf-8'),
+    headers = [('Content-Type', content_type),
                ('Content-Length', str(len(body))), NOSNIFF] + list(headers)
     if exc_info is None:
         start_response(status, headers)

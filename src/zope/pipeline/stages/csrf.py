@@ -29,6 +29,7 @@ from zope.pipeline.origins import origin_of
 from zope.pipeline.origins import parse_origins
 from zope.pipeline.origins import request_origin
 from zope.pipeline.origins import serialize
+from zope.pipeline.wsgi import html_response
 
 logger = logging.getLogger('zope.pipeline.csrf')
 
@@ -79,13 +80,7 @@ def sender(environ):
 
 
 def forbidden(start_response, message):
-    body = (PAGE % message).encode('utf-8')
-    start_response('403 Forbidden', [
-        ('Content-Type', 'text/html;charset=utf-8'),
-        ('Content-Length', str(len(body))),
-        ('X-Content-Type-Options', 'nosniff'),
-        ('Cache-Control', 'no-store')])
-    return [body]
+    return html_response(start_response, '403 Forbidden', PAGE % message)
 
 
 class CSRFStage:
