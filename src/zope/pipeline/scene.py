@@ -20,7 +20,7 @@ from zope.security.management import endInteraction
 from zope.security.management import newInteraction
 from zope.security.management import queryInteraction
 
-from zope.pipeline.wsgi import close_iterable
+from zope.pipeline.wsgi import ClosingIterator
 
 
 def end_interaction(request):
@@ -96,18 +96,16 @@ class Scene:
             setSite(previous_site)
 
 
-class StreamInScene:
+class StreamInScene(ClosingIterator):
     """A streamed body whose chunks are produced, and which is closed, in
-    the scene of the request that made it.  ``close()`` is forwarded
-    exactly once."""
+    the scene of the request that made it (``ClosingIterator``: ``close()``
+    is forwarded exactly once)."""
 
-    __slots__ = ('_iterable', '_iterator', '_scene', '_closed')
+    __slots__ = ('_scene',)
 
     def __init__(self, iterable, scene):
-        self._iterable = iterable
-        self._iterator = None
+        super().__init__(iterable)
         self._scene = scene
-        self._closed = False
 
     def __iter__(self):
         return self
@@ -123,12 +121,11 @@ class StreamInScene:
             scene.leave()
 
     def close(self):
-        if self._closed:
+        if self._callbacks is None:  # closed already
             return
-        self._closed = True
         scene = self._scene
         scene.enter()
         try:
-            close_iterable(self._iterable)
+            super().close()
         finally:
             scene.leave()
