@@ -6,10 +6,16 @@ policies decide the same for every object, principal and permission."""
 import unittest
 
 import pytest
+import transaction
+import transaction.interfaces
+import ZODB.config
 from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+from persistent import Persistent
+from ZODB.DB import DB
+from ZODB.MappingStorage import MappingStorage
 from zope.annotation.attribute import AttributeAnnotations
 from zope.annotation.interfaces import IAttributeAnnotatable
 from zope.authentication.interfaces import IAuthentication
@@ -37,6 +43,10 @@ from zope.securitypolicy.rolepermission import rolePermissionManager
 from zope.securitypolicy.tests import test_zopepolicy
 
 from zope.pipeline.securitypolicy import ZopeSecurityPolicy
+from zope.pipeline.securitypolicy import _shared
+from zope.pipeline.securitypolicy import clear_shared_grants
+from zope.pipeline.securitypolicy import shared_grants
+from zope.pipeline.securitypolicy import snapshot_of
 
 PRINCIPALS = ('alice', 'bob', 'group.staff', 'group.all')
 PERMISSIONS = ('perm.view', 'perm.edit')
@@ -234,3 +244,226 @@ def test_a_grant_made_during_an_interaction_is_seen_at_once(grant_adapters):
 
 def interaction_check(permission, ob):
     return queryInteraction().checkPermission(permission, ob)
+
+
+# -- decisions on persistent objects, across transactions and connections
+
+@implementer(IAttributeAnnotatable)
+class PersistentNode(Persistent):
+    """A persistent object that may hold local grants."""
+
+    def __init__(self, parent=None):
+        self.__parent__ = parent
+
+
+class Site:
+    """Two connections to one database, each with its own transaction
+    manager (two requests, or two processes, reading one database)."""
+
+    def __init__(self, db, size=3):
+        self.db = db
+        self.managers = [transaction.TransactionManager(explicit=True)
+                         for _ in range(2)]
+        self.connections = [self.db.open(transaction_manager=manager)
+                            for manager in self.managers]
+        with self.managers[0]:
+            root = self.connections[0].root()
+            parent = None
+            for index in range(size):
+                parent = root['node%d' % index] = PersistentNode(parent)
+
+    def nodes(self, which):
+        """The nodes as connection ``which`` reads them now (a new
+        transaction, unless one is under way)."""
+        manager = self.managers[which]
+        try:
+            manager.get()
+        except transaction.interfaces.NoTransaction:
+            manager.begin()
+        root = self.connections[which].root()
+        return [root['node%d' % index] for index in range(len(root))]
+
+    def end(self, which):
+        """Abort connection ``which``'s transaction, if one is under way."""
+        manager = self.managers[which]
+        try:
+            manager.get()
+        except transaction.interfaces.NoTransaction:
+            return
+        manager.abort()
+
+    def close(self):
+        for which, connection in enumerate(self.connections):
+            self.end(which)
+            connection.close()
+        self.db.close()
+
+
+RELSTORAGE_SQLITE = """
+%%import relstorage
+<zodb main>
+  <relstorage>
+    keep-history false
+    <sqlite3>
+      data-dir %s
+    </sqlite3>
+  </relstorage>
+</zodb>
+"""
+
+
+@pytest.fixture(params=['MappingStorage', 'RelStorage on SQLite'])
+def site(request, grant_adapters, tmp_path):
+    clear_shared_grants()
+    if request.param == 'MappingStorage':
+        db = DB(MappingStorage())
+    else:
+        db = ZODB.config.databaseFromString(RELSTORAGE_SQLITE % tmp_path)
+    site = Site(db)
+    yield site
+    site.close()
+    clear_shared_grants()
+
+
+def check_in_interaction(principal, permission, objects):
+    setSecurityPolicy(ZopeSecurityPolicy)
+    newInteraction(Participation(Principal(principal)))
+    try:
+        return [interaction_check(permission, ob) for ob in objects]
+    finally:
+        endInteraction()
+
+
+def shared_table(site):
+    return _shared[site.db].table
+
+
+def test_a_grant_committed_elsewhere_is_seen_at_the_next_transaction(
+        site):
+    nodes = site.nodes(0)
+    assert check_in_interaction('alice', 'perm.view', nodes) == [False] * 3
+    assert len(shared_table(site)) == 3  # every node grants nothing
+    site.end(0)
+    with site.managers[1]:
+        other = site.nodes(1)
+        IPrincipalPermissionManager(other[1]).grantPermissionToPrincipal(
+            'perm.view', 'alice')
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False, True, True]
+    site.end(0)
+    with site.managers[1]:
+        IPrincipalPermissionManager(site.nodes(1)[1]).unsetPermissionForPrincipal(
+            'perm.view', 'alice')
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False, False, False]
+
+
+def test_a_connection_reading_an_older_state_does_not_use_the_newer_table(
+        site):
+    stale = site.nodes(1)  # connection 1 reads the first state ...
+    with site.managers[0]:  # ... connection 0 commits a grant after it
+        IPrincipalPermissionManager(site.nodes(0)[0]).grantPermissionToPrincipal(
+            'perm.view', 'alice')
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        True, True, True]
+    newer = dict(shared_table(site))
+    assert check_in_interaction('alice', 'perm.view', stale) == [
+        False, False, False]
+    assert shared_table(site) == newer  # the older state wrote nothing
+
+
+def test_a_changed_object_in_the_request_neither_reads_nor_writes_the_table(
+        site):
+    nodes = site.nodes(0)
+    nodes[2].title = 'changed'  # the request has changed an object
+    assert check_in_interaction('alice', 'perm.view', nodes) == [False] * 3
+    assert shared_table_or_empty(site) == {}
+
+
+def shared_table_or_empty(site):
+    shared = _shared.get(site.db)
+    return {} if shared is None else shared.table
+
+
+def test_a_grant_made_in_the_interaction_turns_sharing_off_for_its_rest(site):
+    nodes = site.nodes(0)
+    setSecurityPolicy(ZopeSecurityPolicy)
+    newInteraction(Participation(Principal('alice')))
+    try:
+        assert not interaction_check('perm.view', nodes[2])
+        IPrincipalPermissionManager(nodes[0]).grantPermissionToPrincipal(
+            'perm.view', 'alice')
+        assert interaction_check('perm.view', nodes[2])
+    finally:
+        endInteraction()
+    site.end(0)
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3
+
+
+def test_a_new_registration_starts_a_new_table(site):
+    nodes = site.nodes(0)
+    check_in_interaction('alice', 'perm.view', nodes)
+    before = _shared[site.db]
+
+    class OtherRoleManager(AnnotationPrincipalRoleManager):
+        pass
+
+    provideAdapter(OtherRoleManager, (IAttributeAnnotatable,),
+                   IPrincipalRoleManager)
+    check_in_interaction('alice', 'perm.view', nodes)
+    assert _shared[site.db] is not before
+
+
+def test_an_unknown_storage_snapshot_shares_nothing():
+    assert snapshot_of(object()) is None
+    assert shared_grants(object(), None) is None
+
+
+def test_participations_added_to_an_interaction_are_checked_again(site):
+    node = site.nodes(0)[0]
+    IPrincipalPermissionManager(node).grantPermissionToPrincipal(
+        'perm.view', 'alice')
+    setSecurityPolicy(ZopeSecurityPolicy)
+    interaction = newInteraction(Participation(Principal('alice')))
+    interaction = queryInteraction()
+    try:
+        assert interaction.checkPermission('perm.view', node)
+        bob = Participation(Principal('bob'))
+        interaction.add(bob)
+        assert not interaction.checkPermission('perm.view', node)
+        interaction.remove(bob)
+        assert interaction.checkPermission('perm.view', node)
+    finally:
+        endInteraction()
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rounds=st.lists(grant_lists, min_size=1, max_size=4),
+       principal_groups=st.sampled_from([(), ('group.staff',)]))
+def test_committed_random_grants_decide_as_the_stock_policy(
+        site, rounds, principal_groups):
+    """Grants committed by one connection, round after round; the other
+    connection's decisions, with the shared tables, are the stock
+    policy's."""
+    principal = Principal('alice', principal_groups)
+    try:
+        for grants in rounds:
+            with site.managers[1]:
+                writer = site.nodes(1)
+                for index, kind, first, second, setting in grants:
+                    if valid_grant(kind, first, second) and index >= 0:
+                        grant(writer[index % len(writer)], kind, first,
+                              second, setting)
+            reader = site.nodes(0)
+            expected = decide_with(zopepolicy.ZopeSecurityPolicy, reader,
+                                   principal)
+            assert decide_with(ZopeSecurityPolicy, reader,
+                               principal) == expected
+            site.end(0)
+    finally:
+        with site.managers[1]:
+            for node in site.nodes(1):
+                if hasattr(node, '__annotations__'):
+                    del node.__annotations__
