@@ -279,3 +279,11 @@ def test_storage_configurations_are_history_free_with_a_local_cache(name):
     assert storage.keep_history is False
     assert storage.cache_local_mb > 0
     assert database.config.pool_size >= 4
+
+
+def test_the_sample_pages_are_compiled_by_chameleon(app):
+    from zope.pipeline.sample.views import PageView
+    from zope.pipeline.templates import ChameleonProgram
+    assert app.get('/folder/page').status_int == 200
+    template = PageView.__dict__['template']
+    assert isinstance(template._v_program, ChameleonProgram)

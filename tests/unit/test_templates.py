@@ -1,0 +1,152 @@
+"""zope.pipeline.templates: view templates compiled by Chameleon render
+what zope.tal renders, and what Chameleon must not or cannot compile
+stays with zope.tal."""
+
+import chameleon.template
+import pytest
+from zope.browserpage.viewpagetemplatefile import ViewPageTemplateFile
+from zope.component import provideAdapter
+from zope.component import provideUtility
+from zope.pagetemplate.engine import Engine
+from zope.pagetemplate.engine import TrustedEngine
+from zope.pagetemplate.interfaces import IPageTemplateEngine
+from zope.pagetemplate.pagetemplate import PageTemplateEngine
+from zope.publisher.browser import TestRequest
+from zope.traversing.adapters import DefaultTraversable
+
+from zope.pipeline import templates
+from zope.pipeline.templates import ChameleonProgram
+
+PAGE = '''\
+<!DOCTYPE html>
+<html>
+  <head><title tal:content="context/title">Title</title></head>
+  <body>
+    <h1 tal:content="string:${context/title} (${view/count})">T</h1>
+    <ul tal:condition="view/items">
+      <li tal:repeat="item view/items"
+          tal:attributes="class python:'odd' if repeat['item'].odd() else None"
+          tal:content="item">Item</li>
+    </ul>
+    <p tal:condition="not:view/items">None</p>
+    <p tal:define="name context/title" tal:replace="structure name" />
+    <p tal:content="request/form/q | string:no query">q</p>
+    <p tal:attributes="title context/title">attr</p>
+    <metal:block define-macro="footer"><i>footer</i></metal:block>
+  </body>
+</html>
+'''
+
+
+class Content:
+    title = 'A <b>page</b>'
+
+
+class PageView:
+
+    def __init__(self, context, request, items):
+        self.context = context
+        self.request = request
+        self.items = items
+
+    def count(self):
+        return len(self.items)
+
+
+@pytest.fixture
+def template_file(tmp_path, clean_zope):
+    provideAdapter(DefaultTraversable, (None,))
+    path = tmp_path / 'page.pt'
+    path.write_text(PAGE)
+    return str(path)
+
+
+def render(template_file, items, form=None, engine=None):
+    if engine is not None:
+        provideUtility(engine, IPageTemplateEngine)
+    request = TestRequest(form=form or {})
+    view = PageView(Content(), request, items)
+    template = ViewPageTemplateFile(template_file)
+    return template(view), template
+
+
+@pytest.mark.parametrize('items,form', [
+    (['one', 'two', 'three'], {}),
+    ([], {'q': 'term'}),
+])
+def test_a_view_template_renders_as_zope_tal_renders_it(
+        template_file, items, form):
+    expected, classic = render(template_file, items, form)
+    assert isinstance(classic._v_program, PageTemplateEngine)
+    got, compiled = render(template_file, items, form, ChameleonProgram)
+    assert isinstance(compiled._v_program, ChameleonProgram)
+    assert got == expected
+
+
+def test_macros_of_a_compiled_template_are_used_by_another(template_file,
+                                                           tmp_path):
+    provideUtility(ChameleonProgram, IPageTemplateEngine)
+    user = tmp_path / 'user.pt'
+    user.write_text('<div metal:use-macro="view/macros/footer" />')
+    page = ViewPageTemplateFile(template_file)
+    view = PageView(Content(), TestRequest(), [])
+    view.macros = page.macros
+    assert ViewPageTemplateFile(str(user))(view).strip() == '<i>footer</i>'
+
+
+def test_the_source_is_returned_without_tal(template_file):
+    program, macros = ChameleonProgram.cook(template_file, PAGE,
+                                            TrustedEngine, 'text/html')
+    assert program(None, macros, tal=False) == PAGE
+
+
+def test_an_untrusted_template_stays_with_zope_tal():
+    program, macros = ChameleonProgram.cook('t.pt', PAGE, Engine,
+                                            'text/html')
+    assert isinstance(program, PageTemplateEngine)
+
+
+def test_an_xml_template_stays_with_zope_tal():
+    program, macros = ChameleonProgram.cook(
+        't.pt', '<a xmlns:tal="http://xml.zope.org/namespaces/tal"/>',
+        TrustedEngine, 'text/xml')
+    assert isinstance(program, PageTemplateEngine)
+
+
+def test_a_template_chameleon_cannot_compile_is_left_to_zope_tal(
+        monkeypatch, caplog):
+    def refuse(self, *args, **kw):
+        raise ValueError('not for Chameleon')
+
+    monkeypatch.setattr(templates.ViewTemplate, '__init__', refuse)
+    program, macros = ChameleonProgram.cook('t.pt', PAGE, TrustedEngine,
+                                            'text/html')
+    assert isinstance(program, PageTemplateEngine)
+    assert 'Chameleon cannot compile t.pt' in caplog.text
+
+
+def test_compiling_does_not_read_every_installed_distribution(monkeypatch):
+    def scan():
+        raise AssertionError('every distribution read')
+
+    monkeypatch.setattr(chameleon.template, 'get_package_versions', scan)
+    monkeypatch.setattr(chameleon.template, '_pkg_digest', None)
+    program, macros = ChameleonProgram.cook(
+        't.pt', '<p tal:content="string:x%d" />' % id(scan), TrustedEngine,
+        'text/html')
+    assert isinstance(program, ChameleonProgram)
+
+
+def test_the_cache_key_changes_with_the_template_and_its_options():
+    first = templates.ViewTemplate('<p>one</p>')
+    second = templates.ViewTemplate('<p>two</p>')
+    assert first.digest('<p>one</p>', ()) == first.digest('<p>one</p>', ())
+    assert first.digest('<p>one</p>', ()) != second.digest('<p>two</p>', ())
+    assert first.digest('<p>one</p>', ()) != first.digest('<p>one</p>',
+                                                          ('x',))
+
+
+def test_an_unknown_compiler_version_still_makes_a_key(monkeypatch):
+    monkeypatch.setattr(templates, 'COMPILERS', ('no.such.distribution',))
+    monkeypatch.setattr(templates, '_compilers_digest', None)
+    assert len(templates.compilers_digest()) == 64
