@@ -181,7 +181,12 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
         key = (id(object), permission)
         decision = self._checked.get(key)
         if decision is None:
-            decision = super().checkPermission(permission, object)
+            if object is not None and self._inherits(object):
+                # every principal's decision is the parent's
+                decision = self.checkPermission(permission, removeSecurityProxy(
+                    getattr(object, '__parent__', None)))
+            else:
+                decision = super().checkPermission(permission, object)
             self._checked[key] = decision
             self._objects[key[0]] = object
         return decision
