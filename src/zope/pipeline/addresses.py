@@ -6,6 +6,7 @@ An IPv4 address written as IPv6 (``::ffff:127.0.0.1``, what a dual-stack
 server reports) is the IPv4 address, in a list and in a request alike.
 """
 
+import functools
 import ipaddress
 
 from zope.configuration.exceptions import ConfigurationError
@@ -34,13 +35,25 @@ def parse_network(item, setting):
             % (setting, item)) from None
 
 
+#: Distinct client addresses whose parsing is remembered.
+PARSED_ADDRESSES = 4096
+
+
+@functools.lru_cache(maxsize=PARSED_ADDRESSES)
 def parse_address(text):
-    """The IP address of ``text`` (IPv4-mapped IPv6 as IPv4), else None."""
+    """The IP address of ``text`` (IPv4-mapped IPv6 as IPv4), else None
+    (remembered: a client sends many requests)."""
     try:
         address = ipaddress.ip_address(text)
     except ValueError:
         return None
     return getattr(address, 'ipv4_mapped', None) or address
+
+
+@functools.lru_cache(maxsize=PARSED_ADDRESSES)
+def address_text(address):
+    """``str(address)``, remembered."""
+    return str(address)
 
 
 def node_address(node):
@@ -71,7 +84,7 @@ class AddressList:
     def __contains__(self, address):
         if isinstance(address, str):
             address = parse_address(address)
-        if address is None:
+        if address is None or not self.networks:
             return False
         return any(address in network for network in self.networks)
 

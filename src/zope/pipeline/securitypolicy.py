@@ -183,8 +183,9 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
         if decision is None:
             if object is not None and self._inherits(object):
                 # every principal's decision is the parent's
-                decision = self.checkPermission(permission, removeSecurityProxy(
-                    getattr(object, '__parent__', None)))
+                parent = getattr(object, '__parent__', None)
+                decision = self.checkPermission(
+                    permission, removeSecurityProxy(parent))
             else:
                 decision = super().checkPermission(permission, object)
             self._checked[key] = decision

@@ -31,6 +31,7 @@ from zope.schema import Bool
 from zope.pipeline import environ as keys
 from zope.pipeline import paths
 from zope.pipeline.addresses import AddressList
+from zope.pipeline.addresses import address_text
 from zope.pipeline.addresses import node_address
 from zope.pipeline.addresses import parse_address
 from zope.pipeline.hosts import DEFAULT_PORTS
@@ -162,7 +163,7 @@ def client_address(environ, trusted, proxies):
         if remote is None or any(environ.get(key)
                                  for key in FORWARDED_FOR_KEYS):
             return ''
-        return str(remote)
+        return address_text(remote)
     address = remote
     for node in reversed(forwarded_for(environ)):
         address = node_address(node)
@@ -170,7 +171,7 @@ def client_address(environ, trusted, proxies):
             return ''
         if address not in proxies:
             break
-    return str(address)
+    return address_text(address)
 
 
 # -- ++vh++ and the path
