@@ -158,7 +158,7 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
         self._grants_nothing = {}
         #: id(object) -> object: keeps the ids above unique
         self._objects = {}
-        #: (id(jar), id(site manager)) -> (jar, site manager, table or None)
+        #: id(jar) -> (jar, site manager, table or None) of the last lookup
         self._tables = {}
 
     def invalidate_cache(self):
@@ -223,23 +223,20 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
         if jar is None or not issubclass(type(ob), Persistent) \
                 or ob._p_oid is None or not is_clean(jar):
             return grants_nothing(ob)
-        table = self._table_for(jar)
+        site_manager = getSiteManager()
+        entry = self._tables.get(id(jar))
+        if entry is None or entry[1] is not site_manager:
+            entry = self._tables[id(jar)] = (jar, site_manager, shared_grants(
+                jar, registry_key(site_manager)))
+        table = entry[2]
         if table is None:
             return grants_nothing(ob)
-        inherits = table.get(ob._p_oid)
+        oid = ob._p_oid
+        inherits = table.get(oid)
         if inherits is None:
             inherits = grants_nothing(ob)
             if is_clean(jar):  # the adapters may have loaded and changed
                 if len(table) >= MAX_SHARED:
                     table.clear()
-                table[ob._p_oid] = inherits
+                table[oid] = inherits
         return inherits
-
-    def _table_for(self, jar):
-        site_manager = getSiteManager()
-        key = (id(jar), id(site_manager))
-        entry = self._tables.get(key)
-        if entry is None:
-            entry = self._tables[key] = (jar, site_manager, shared_grants(
-                jar, registry_key(site_manager)))
-        return entry[2]
