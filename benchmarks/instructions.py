@@ -9,7 +9,9 @@ callgrind counts only what runs in that call
 
 ``python -m benchmarks.instructions`` runs itself under valgrind and
 prints the instructions per request; ``--inside`` is the part valgrind
-runs.
+runs.  ``--peer pipeline`` (or ``pyramid``, ``zope``) counts the peers'
+page instead (``benchmarks.peers``), each app on its own RelStorage/SQLite
+database in a scratch directory, so the peers compare by instructions too.
 """
 
 import argparse
@@ -25,12 +27,15 @@ import tempfile
 TOGGLE = '_operator_call'
 
 
-def valgrind_command(output, requests, warmup, path, site):
-    return ['valgrind', '--tool=callgrind', '--collect-atstart=no',
-            '--toggle-collect=' + TOGGLE, '--callgrind-out-file=' + output,
-            sys.executable, '-m', 'benchmarks.instructions', '--inside',
-            '--requests', str(requests), '--warmup', str(warmup),
-            '--path', path, '--site', site]
+def valgrind_command(output, requests, warmup, path, site, peer=None):
+    command = ['valgrind', '--tool=callgrind', '--collect-atstart=no',
+               '--toggle-collect=' + TOGGLE, '--callgrind-out-file=' + output,
+               sys.executable, '-m', 'benchmarks.instructions', '--inside',
+               '--requests', str(requests), '--warmup', str(warmup),
+               '--path', path, '--site', site]
+    if peer:
+        command += ['--peer', peer]
+    return command
 
 
 def total_instructions(callgrind_output):
@@ -43,22 +48,43 @@ def total_instructions(callgrind_output):
     raise ValueError('no totals line in %s' % callgrind_output)
 
 
-def run_requests(requests, warmup, path, site_name):
-    """Serve ``path`` ``warmup`` times, then ``requests`` times inside
-    ``operator.call``; returns the last status."""
+def site_request(site_name, path):
+    """A function serving ``path`` of a benchmark site (in memory)."""
     from benchmarks.inprocess import Bench
     from benchmarks.sites import discover
     site = discover(site_name)
-    bench = Bench(site.site_zcml, site.settings_for('sqlite'), path)
-    for _ in range(warmup):
-        bench.request()
+    return Bench(site.site_zcml, site.settings_for('sqlite'), path).request
 
-    def measured():
-        for _ in range(requests):
-            bench.request()
 
-    operator.call(measured)
-    return bench.request()[0]
+def peer_request(peer_name, path, workdir):
+    """A function serving ``path`` of a peer's app, on RelStorage/SQLite
+    in ``workdir``."""
+    from benchmarks.inprocess import call_app
+    from benchmarks.peers import BY_NAME
+    from benchmarks.storages import zconfig
+    zodb_config = os.path.join(workdir, 'zodb.conf')
+    with open(zodb_config, 'w') as output:
+        output.write(zconfig('sqlite3', {
+            'data-dir': os.path.join(workdir, 'data')}))
+    app = BY_NAME[peer_name].make_app(zodb_config, workdir)
+    return lambda: call_app(app, path)
+
+
+def run_requests(requests, warmup, path, site_name, peer=None):
+    """Serve ``path`` ``warmup`` times, then ``requests`` times inside
+    ``operator.call``; returns the last status."""
+    with tempfile.TemporaryDirectory() as workdir:
+        request = (peer_request(peer, path, workdir) if peer
+                   else site_request(site_name, path))
+        for _ in range(warmup):
+            request()
+
+        def measured():
+            for _ in range(requests):
+                request()
+
+        operator.call(measured)
+        return request()[0]
 
 
 def build_parser():
@@ -68,6 +94,8 @@ def build_parser():
     parser.add_argument('--warmup', type=int, default=200)
     parser.add_argument('--site', default='auto',
                         choices=('auto', 'sample', 'minimal'))
+    parser.add_argument('--peer', choices=('pipeline', 'pyramid', 'zope'),
+                        help="count a peer's app on the peers' page")
     parser.add_argument('--output', help='keep the callgrind output here')
     parser.add_argument('--inside', action='store_true',
                         help=argparse.SUPPRESS)
@@ -79,18 +107,20 @@ def main(argv=None):
     logging.disable(logging.CRITICAL)
     if args.inside:
         status = run_requests(args.requests, args.warmup, args.path,
-                              args.site)
+                              args.site, args.peer)
         return 0 if status.startswith('200') else 1
     with tempfile.TemporaryDirectory() as scratch:
         output = args.output or os.path.join(scratch, 'callgrind.out')
         completed = subprocess.run(
             valgrind_command(output, args.requests, args.warmup, args.path,
-                             args.site), capture_output=True, text=True)
+                             args.site, args.peer),
+            capture_output=True, text=True)
         if completed.returncode:
             raise SystemExit('valgrind failed:\n%s' % completed.stderr[-3000:])
         total = total_instructions(output)
-    print('%s: %d instructions per request (%d requests, %d in all)'
-          % (args.path, total // args.requests, args.requests, total))
+    print('%s%s: %d instructions per request (%d requests, %d in all)'
+          % (args.peer + ' ' if args.peer else '', args.path,
+             total // args.requests, args.requests, total))
     return 0
 
 

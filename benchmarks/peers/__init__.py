@@ -54,8 +54,8 @@ PYRAMID = Peer('pyramid', 'Pyramid %(version)s + pyramid_tm + '
                'benchmarks.peers.pyramid_peer', 'pyramid')
 ZOPE = Peer('zope', 'Zope %(version)s (ZPublisher, Chameleon page template)',
             'benchmarks.peers.zope_peer', 'Zope')
-PIPELINE = Peer('pipeline', 'zope.pipeline (standard stages, browser:page + '
-                'zope.pagetemplate)', 'benchmarks.peers.pipeline_peer',
+PIPELINE = Peer('pipeline', 'zope.pipeline (standard stages, browser:page, '
+                'Chameleon)', 'benchmarks.peers.pipeline_peer',
                 'zope.pipeline')
 
 #: In the order of the table (and of the first round).

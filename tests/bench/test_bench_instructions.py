@@ -25,3 +25,16 @@ def test_an_output_without_totals_is_an_error(tmp_path):
     output.write_text('events: Ir\n')
     with pytest.raises(ValueError):
         instructions.total_instructions(str(output))
+
+
+def test_a_peer_is_counted_on_the_peers_page():
+    command = instructions.valgrind_command('/tmp/out', 50, 200,
+                                            '/folder/page', 'auto',
+                                            'pyramid')
+    assert command[-2:] == ['--peer', 'pyramid']
+
+
+def test_the_pipeline_peer_serves_its_page_in_process(clean_zope):
+    status = instructions.run_requests(2, 1, '/folder/page', 'auto',
+                                       'pipeline')
+    assert status.startswith('200')

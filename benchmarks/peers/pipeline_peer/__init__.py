@@ -1,6 +1,7 @@
 """The zope.pipeline peer: the standard stages (zope.pipeline's
 ``site.zcml``, security included), ``folder/page`` and its default view, a
-``browser:page`` rendered by zope.pagetemplate."""
+``browser:page`` whose zope.pagetemplate template Chameleon compiles
+(``zope.pipeline.templates``, included by ``site.zcml``)."""
 
 import os
 
