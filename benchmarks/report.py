@@ -506,9 +506,9 @@ one `<li>` per item), with Pyramid (pyramid_tm, pyramid_zodbconn,
 Chameleon), Zope (ZPublisher, a Chameleon `PageTemplateFile`),
 zope.pipeline (the standard stages, a `browser:page` whose
 zope.pagetemplate template Chameleon compiles) and the plain-WSGI ceiling
-serving the same bytes, under one mod_wsgi-express configuration.  Each app has its own fresh
-database on each storage, populated by a first start of the app alone;
-its servers then run side by side, and each round measures every load on
+serving the same bytes, under one mod_wsgi-express configuration.  Each
+app has its own fresh database on each storage, populated by a first
+start of the app alone; its servers then run side by side, and each round measures every load on
 every app in turn (the order rotating by one app per round), each ab run
 verified by the server's count as above.  Ratios are to the ceiling and
 to Pyramid measured in the same rounds.'''
