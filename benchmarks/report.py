@@ -499,19 +499,20 @@ second are shares of it.  In-process costs are CPU time per request
 (medians of alternating batches).'''
 
 PEERS_METHOD = '''\
-The peers comparison (`zope-pipeline bench --peers`, and part of the full
-run) serves one page, `/folder/page` (a container of ten persistent items
-under `folder`, rendered by a template: the title in `<title>` and `<h1>`,
-one `<li>` per item), with Pyramid (pyramid_tm, pyramid_zodbconn,
-Chameleon), Zope (ZPublisher, a Chameleon `PageTemplateFile`),
-zope.pipeline (the standard stages, a `browser:page` whose
-zope.pagetemplate template Chameleon compiles) and the plain-WSGI ceiling
-serving the same bytes, under one mod_wsgi-express configuration.  Each
-app has its own fresh database on each storage, populated by a first
-start of the app alone; its servers then run side by side, and each round measures every load on
-every app in turn (the order rotating by one app per round), each ab run
-verified by the server's count as above.  Ratios are to the ceiling and
-to Pyramid measured in the same rounds.'''
+The peers comparison (`zope-pipeline bench --peers`, and part of the
+full run) serves one page, `/folder/page` (a container of ten persistent
+items under `folder`, rendered by a template: the title in `<title>` and
+`<h1>`, one `<li>` per item), with Pyramid (pyramid_tm,
+pyramid_zodbconn, Chameleon), Zope (ZPublisher, a Chameleon
+`PageTemplateFile`), zope.pipeline (the standard stages, a
+`browser:page` whose zope.pagetemplate template Chameleon compiles) and
+the plain-WSGI ceiling serving the same bytes, under one
+mod_wsgi-express configuration. Each app has its own fresh database on
+each storage, populated by a first start of the app alone; its servers
+then run side by side, and each round measures every load on every app
+in turn (the order rotating by one app per round), each ab run verified
+by the server's count as above. Ratios are to the ceiling and to Pyramid
+measured in the same rounds.'''
 
 
 def render_results(results, charts=()):
