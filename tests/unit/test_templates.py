@@ -7,12 +7,18 @@ import pytest
 from zope.browserpage.viewpagetemplatefile import ViewPageTemplateFile
 from zope.component import provideAdapter
 from zope.component import provideUtility
+from zope.container.interfaces import IReadContainer
+from zope.container.sample import SampleContainer
+from zope.container.traversal import ContainerTraversable
+from zope.interface import Interface
 from zope.pagetemplate.engine import Engine
 from zope.pagetemplate.engine import TrustedEngine
 from zope.pagetemplate.interfaces import IPageTemplateEngine
 from zope.pagetemplate.pagetemplate import PageTemplateEngine
 from zope.publisher.browser import TestRequest
 from zope.traversing.adapters import DefaultTraversable
+from zope.traversing.interfaces import IPathAdapter
+from zope.traversing.interfaces import ITraversable
 
 from zope.pipeline import templates
 from zope.pipeline.templates import ChameleonProgram
@@ -32,6 +38,12 @@ PAGE = '''\
     <p tal:define="name context/title" tal:replace="structure name" />
     <p tal:content="request/form/q | string:no query">q</p>
     <p tal:attributes="title context/title">attr</p>
+    <p tal:content="view/folder/title">item before attribute</p>
+    <p tal:content="view/folder/@@absent | string:no view">view</p>
+    <p tal:content="view/mapping/key">dict by key</p>
+    <p tal:define="method nocall:view/count"
+       tal:content="python: method.__name__">nocall</p>
+    <p tal:condition="exists:view/folder/missing">exists</p>
     <metal:block define-macro="footer"><i>footer</i></metal:block>
   </body>
 </html>
@@ -42,12 +54,22 @@ class Content:
     title = 'A <b>page</b>'
 
 
+class Folder(SampleContainer):
+    """A container with an item named like one of its attributes."""
+
+    title = 'the attribute'
+
+
 class PageView:
+
+    mapping = {'key': 'the value'}
 
     def __init__(self, context, request, items):
         self.context = context
         self.request = request
         self.items = items
+        self.folder = Folder()
+        self.folder['title'] = 'the item'
 
     def count(self):
         return len(self.items)
@@ -56,6 +78,7 @@ class PageView:
 @pytest.fixture
 def template_file(tmp_path, clean_zope):
     provideAdapter(DefaultTraversable, (None,))
+    provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
     path = tmp_path / 'page.pt'
     path.write_text(PAGE)
     return str(path)
@@ -81,6 +104,25 @@ def test_a_view_template_renders_as_zope_tal_renders_it(
     got, compiled = render(template_file, items, form, ChameleonProgram)
     assert isinstance(compiled._v_program, ChameleonProgram)
     assert got == expected
+    assert '<p>the item</p>' in got  # ContainerTraversable: items first
+
+
+def test_a_path_adapter_namespace_applies_in_a_path(clean_zope):
+    class Shout:
+        def __init__(self, context):
+            self.context = context
+
+        def upper(self):
+            return self.context.upper()
+
+    provideAdapter(DefaultTraversable, (None,))
+    provideAdapter(Shout, (Interface,), IPathAdapter, name='shout')
+    provideUtility(ChameleonProgram, IPageTemplateEngine)
+    program, macros = ChameleonProgram.cook(
+        't.pt', '<p tal:content="view/name/shout:upper" />', TrustedEngine,
+        'text/html')
+    view = type('View', (), {'name': 'quiet'})()
+    assert program.template.render(view=view) == '<p>QUIET</p>'
 
 
 def test_macros_of_a_compiled_template_are_used_by_another(template_file,

@@ -11,15 +11,24 @@ them.  Templates of the untrusted engine (through-the-web templates with
 restricted Python), non-HTML templates and any template Chameleon cannot
 compile are left to zope.pagetemplate's own engine.
 
-Chameleon's cache key normally hashes the version of every installed
-distribution, which costs about 0.2 s at a process's first render; ours
-hashes the versions of what compiles the template.
+Path expressions step as zope.pagetemplate's trusted engine steps: each
+name through ``traversePathElement`` (the object's ``ITraversable``
+adapter, so a container's items come before its attributes, as
+``zope.container``'s adapter says), a plain dict by key (z3c.pt's own
+paths try attributes first).  Chameleon's cache key normally hashes the
+version of every installed distribution, which costs about 0.2 s at a
+process's first render; ours hashes the versions of what compiles the
+template.
 """
 
 import hashlib
 import importlib.metadata
 import logging
+from types import MethodType
 
+from chameleon.astutil import Symbol
+from z3c.pt.expressions import PathExpr
+from z3c.pt.namespaces import function_namespaces
 from z3c.pt.pagetemplate import BaseTemplate
 from zope.interface import implementer
 from zope.interface import provider
@@ -27,6 +36,9 @@ from zope.pagetemplate.engine import TrustedEngine
 from zope.pagetemplate.interfaces import IPageTemplateEngine
 from zope.pagetemplate.interfaces import IPageTemplateProgram
 from zope.pagetemplate.pagetemplate import PageTemplateEngine
+from zope.proxy import isProxy
+from zope.traversing.adapters import traversePathElement
+from zope.traversing.interfaces import ITraversable
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +49,7 @@ COMPILERS = ('Chameleon', 'z3c.pt', 'zope.pipeline')
 CHAMELEON_OWN = frozenset(('repeat', 'loop', 'default', 'attrs'))
 
 _compilers_digest = None
+_marker = object()
 
 
 def compilers_digest():
@@ -54,10 +67,67 @@ def compilers_digest():
     return _compilers_digest
 
 
+def step(base, name, path_items, request):
+    """One name of a path, as zope.pagetemplate's trusted traverser takes
+    it."""
+    if getattr(base, '__class__', None) is dict or (
+            isinstance(base, dict) and not isProxy(base)):
+        return base[name]
+    return traversePathElement(base, name, path_items, request=request)
+
+
+def path_traverse(base, econtext, call, path_items):
+    """z3c.pt's path traversal (its ``ns:name`` function namespaces
+    included) with zope.pagetemplate's steps; the result is called unless
+    the expression is ``nocall:``."""
+    if path_items:
+        request = econtext.get('request')
+        path_items = list(path_items)
+        path_items.reverse()
+        while path_items:
+            name = path_items.pop()
+            if ':' not in name:
+                base = step(base, name, path_items, request)
+                continue
+            namespace, name = name.split(':', 1)
+            base = function_namespaces[namespace](base)
+            if ITraversable.providedBy(base):
+                base = traversePathElement(base, name, path_items,
+                                           request=request)
+                continue
+            found = getattr(base, name, _marker)
+            if found is _marker:
+                base = traversePathElement(base, name, path_items,
+                                           request=request)
+            else:
+                base = found() if isinstance(found, MethodType) else found
+    # not callable(): a security proxy says it is callable, whatever it
+    # proxies (zope.tales asks for __call__ too)
+    if call and getattr(base, '__call__', _marker) is not _marker:  # noqa: B004
+        return base()
+    return base
+
+
+class ZopePathExpr(PathExpr):
+    """``path:`` with zope.pagetemplate's steps."""
+
+    traverser = Symbol(path_traverse)
+
+
+class ZopeNocallExpr(ZopePathExpr):
+    """``nocall:`` with zope.pagetemplate's steps."""
+
+    def translate(self, expression, engine):
+        return super().translate('nocall:%s' % expression, engine)
+
+
 class ViewTemplate(BaseTemplate):
     """A view template compiled by Chameleon, with z3c.pt's expression
     types (path, python, string, not, exists, nocall, provider,
-    structure)."""
+    structure), paths stepping as zope.pagetemplate's do."""
+
+    expression_types = dict(BaseTemplate.expression_types,
+                            path=ZopePathExpr, nocall=ZopeNocallExpr)
 
     def digest(self, body, names):
         sha = hashlib.sha256(compilers_digest().encode('ascii'))
