@@ -34,8 +34,11 @@ _DEFAULT = '''\
 #: Keys whose value names where data lives, per adapter section.
 _PLACES = {'sqlite3': ('data-dir',),
            'mysql': ('db', 'user', 'passwd', 'host', 'port')}
-#: Keys dropped from a template: the scratch storage replaces them.
-_DROPPED = ('unix_socket', 'cache-local-dir', 'blob-dir', 'cache-servers')
+#: Keys dropped from a template: the scratch storage replaces them (its
+#: credentials are given as options, not read from the deployment's option
+#: file, whose ``$here`` only zope.pipeline's loader defines).
+_DROPPED = ('unix_socket', 'cache-local-dir', 'blob-dir', 'cache-servers',
+            'read_default_file')
 
 
 def default_zconfig(adapter, options):

@@ -26,6 +26,7 @@ TEMPLATE = '''\
       db production
       # unix_socket /run/mysqld/mysqld.sock
       unix_socket /run/mysqld/mysqld.sock
+      read_default_file $here/../var/mysql-client.cnf
       connect_timeout 10
     </mysql>
   </relstorage>
@@ -44,6 +45,7 @@ def test_a_template_keeps_its_tuning_and_gets_the_scratch_places():
     assert 'host 127.0.0.1' in lines
     assert 'user bench' in lines
     assert 'unix_socket /run/mysqld/mysqld.sock' not in lines
+    assert not any('$here' in line for line in lines)  # Pyramid's loader
     assert not any(line.startswith('cache-local-dir') for line in lines)
     assert '      db scratch' in text.splitlines()  # indented in <mysql>
 
