@@ -152,8 +152,6 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
     def _clear_shortcuts(self):
         #: (id(object), permission) -> decision, for these participations
         self._checked = {}
-        #: (id(object), principal id, permission) -> decision
-        self._decisions = {}
         #: id(object) -> does the object grant nothing locally?
         self._grants_nothing = {}
         #: id(object) -> object: keeps the ids above unique
@@ -190,21 +188,6 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
                 decision = super().checkPermission(permission, object)
             self._checked[key] = decision
             self._objects[key[0]] = object
-        return decision
-
-    def cached_decision(self, parent, principal, groups, permission):
-        key = (id(parent), principal, permission)
-        decision = self._decisions.get(key)
-        if decision is not None:
-            return decision
-        if parent is not None and self._inherits(parent):
-            decision = self.cached_decision(
-                removeSecurityProxy(getattr(parent, '__parent__', None)),
-                principal, groups, permission)
-        else:
-            decision = super().cached_decision(parent, principal, groups,
-                                               permission)
-        self._decisions[key] = decision
         return decision
 
     def _inherits(self, ob):
