@@ -11,11 +11,15 @@ from zope.container.interfaces import IReadContainer
 from zope.container.sample import SampleContainer
 from zope.container.traversal import ContainerTraversable
 from zope.interface import Interface
+from zope.location.interfaces import LocationError
 from zope.pagetemplate.engine import Engine
 from zope.pagetemplate.engine import TrustedEngine
 from zope.pagetemplate.interfaces import IPageTemplateEngine
 from zope.pagetemplate.pagetemplate import PageTemplateEngine
 from zope.publisher.browser import TestRequest
+from zope.security.checker import ProxyFactory
+from zope.security.proxy import Proxy
+from zope.security.proxy import removeSecurityProxy
 from zope.traversing.adapters import DefaultTraversable
 from zope.traversing.interfaces import IPathAdapter
 from zope.traversing.interfaces import ITraversable
@@ -123,6 +127,60 @@ def test_a_path_adapter_namespace_applies_in_a_path(clean_zope):
         'text/html')
     view = type('View', (), {'name': 'quiet'})()
     assert program.template.render(view=view) == '<p>QUIET</p>'
+
+
+class DictLike(dict):
+    """A dict subclass: zope.pagetemplate takes it by key too."""
+
+    def keys(self):
+        return 'the method'
+
+
+@pytest.mark.parametrize('mapping', [
+    {'keys': 'by key'},
+    DictLike(keys='by key'),
+    ProxyFactory({'keys': 'by key'}),
+    ProxyFactory(DictLike(keys='by key')),
+], ids=['dict', 'dict subclass', 'proxied dict', 'proxied dict subclass'])
+def test_a_dict_is_stepped_into_by_key_as_zope_tal_steps_into_it(
+        clean_zope, mapping):
+    provideAdapter(DefaultTraversable, (None,))
+    source = '<p tal:content="view/mapping/keys" />\n'
+    view = type('View', (), {'mapping': mapping})()
+    classic, macros = PageTemplateEngine.cook('t.pt', source, TrustedEngine,
+                                              'text/html')
+    compiled, macros = ChameleonProgram.cook('t.pt', source, TrustedEngine,
+                                             'text/html')
+    expected = render_program(classic, view)
+    assert render_program(compiled, view) == expected
+    # zope.tal's own answers: a dict by its class (a proxied dict too) or
+    # a dict subclass is taken by key; a proxied dict subclass is not a
+    # dict to it, and its checker (none defined) allows no step
+    assert expected == ('LocationError'
+                        if isinstance(mapping, Proxy)
+                        and type(removeSecurityProxy(mapping)) is DictLike
+                        else '<p>by key</p>\n')
+
+
+def render_program(program, view):
+    from zope.pagetemplate.pagetemplate import PageTemplate
+
+    class Template(PageTemplate):
+        def pt_getContext(self, args=(), options=None, **kw):
+            namespace = super().pt_getContext(args, options or {}, **kw)
+            namespace['view'] = view
+            return namespace
+
+    template = Template()
+    template._v_program = program
+    template._v_macros = {}
+    template._v_cooked = 1
+    template._v_errors = ()
+    template._text = ''
+    try:
+        return template.pt_render(template.pt_getContext())
+    except LocationError as error:
+        return type(error).__name__
 
 
 def test_macros_of_a_compiled_template_are_used_by_another(template_file,

@@ -37,6 +37,7 @@ from zope.pagetemplate.interfaces import IPageTemplateEngine
 from zope.pagetemplate.interfaces import IPageTemplateProgram
 from zope.pagetemplate.pagetemplate import PageTemplateEngine
 from zope.proxy import isProxy
+from zope.security.proxy import removeSecurityProxy
 from zope.traversing.adapters import traversePathElement
 from zope.traversing.interfaces import ITraversable
 
@@ -67,11 +68,23 @@ def compilers_digest():
     return _compilers_digest
 
 
+def is_dict(base):
+    """zope.pagetemplate's test for a dict taken by key: its ``__class__``
+    is ``dict`` (through a security proxy too), or it is a dict that is
+    not a proxy.  Asked without the proxy: a security proxy answers
+    ``__class__`` with a proxied class, made anew on each access."""
+    if type(base) is dict:
+        return True
+    cls = getattr(removeSecurityProxy(base), '__class__', None)
+    if cls == dict:  # noqa: E721 - zope.pagetemplate's test, as it has it
+        return True
+    return not isProxy(base) and isinstance(base, dict)
+
+
 def step(base, name, path_items, request):
     """One name of a path, as zope.pagetemplate's trusted traverser takes
     it."""
-    if getattr(base, '__class__', None) is dict or (
-            isinstance(base, dict) and not isProxy(base)):
+    if is_dict(base):
         return base[name]
     return traversePathElement(base, name, path_items, request=request)
 

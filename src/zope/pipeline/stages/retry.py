@@ -20,7 +20,6 @@ sees itself; what reaches this stage failed before it, in open_root
 import random
 import time
 
-import zope.event
 from zope.interface import Interface
 from zope.interface import implementer
 from zope.schema import Float
@@ -36,6 +35,7 @@ from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
 from zope.pipeline.errors import log_unavailable
+from zope.pipeline.events import notify
 from zope.pipeline.interfaces import IBeforeRetry
 from zope.pipeline.logtext import client_text
 from zope.pipeline.logtext import logger_for
@@ -170,7 +170,7 @@ class RetryStage:
                     client_text(environ.get('REQUEST_METHOD')),
                     client_text(environ.get('PATH_INFO')), attempt,
                     self.attempts, describe_error(error))
-        zope.event.notify(BeforeRetry(environ, error, attempt))
+        notify(BeforeRetry(environ, error, attempt))
         delay = min(self.backoff_cap, self.backoff * (2 ** (attempt - 1)))
         if delay:
             time.sleep(random.uniform(0, delay))

@@ -7,7 +7,6 @@ the classic application server did at startup: without them component
 lookups ignore the local site that traversal set.
 """
 
-import zope.event
 from zope.component.hooks import setHooks
 from zope.component.hooks import setSite
 from zope.interface import Interface
@@ -15,6 +14,7 @@ from zope.publisher.interfaces import EndRequestEvent
 from zope.traversing.interfaces import BeforeTraverseEvent
 
 from zope.pipeline import environ as keys
+from zope.pipeline.events import notify
 
 
 class ISiteEventsSettings(Interface):
@@ -26,16 +26,18 @@ class ISiteEventsSettings(Interface):
 reads = (keys.REQUEST_KEY,)
 reads_if_present = (keys.PUBLISHED,)
 writes = ()
+
+
 def before_traverse(request, ob):
-    zope.event.notify(BeforeTraverseEvent(ob, request))
+    notify(BeforeTraverseEvent(ob, request))
 
 
 def end_request(environ):
     """Notify EndRequestEvent (also after an error, as the classic
     publisher's ``endRequest`` did), then clear the site in any case."""
     try:
-        zope.event.notify(EndRequestEvent(environ.get(keys.PUBLISHED),
-                                          environ[keys.REQUEST_KEY]))
+        notify(EndRequestEvent(environ.get(keys.PUBLISHED),
+                               environ[keys.REQUEST_KEY]))
     finally:
         setSite(None)
 
