@@ -2,7 +2,7 @@
 stage (the traversal half of what zope.app.publication's IPublication did).
 """
 
-from zope.component import queryMultiAdapter
+from zope.interface import Interface
 from zope.interface import implementer
 from zope.publisher.defaultview import getDefaultViewName
 from zope.publisher.interfaces import IPublishTraverse
@@ -17,6 +17,8 @@ from zope.security.proxy import removeSecurityProxy
 from zope.traversing.interfaces import TraversalError
 from zope.traversing.namespace import namespaceLookup
 from zope.traversing.namespace import nsParse
+
+from zope.pipeline.components import query_multi_adapter
 
 #: Namespaces whose names are attribute names: private ones are refused.
 ATTRIBUTE_NAMESPACES = ('attribute',)
@@ -51,7 +53,7 @@ class ViewTraverser:
         return self.context, (getDefaultViewName(self.context, request),)
 
     def publishTraverse(self, request, name):
-        view = queryMultiAdapter((self.context, request), name=name)
+        view = query_multi_adapter((self.context, request), Interface, name)
         if view is None:
             raise NotFound(self.context, name, request)
         return view
@@ -124,10 +126,10 @@ class Traversal:
             name_in_namespace = name
         if name_in_namespace == '.':
             return ob
-        if IPublishTraverse.providedBy(ob):
+        if IPublishTraverse.providedBy(removeSecurityProxy(ob)):
             found = ob.publishTraverse(request, name_in_namespace)
         else:
-            traverser = queryMultiAdapter((ob, request), IPublishTraverse)
+            traverser = query_multi_adapter((ob, request), IPublishTraverse)
             if traverser is None:
                 raise NotFound(ob, name, request)
             found = traverser.publishTraverse(request, name_in_namespace)
@@ -158,10 +160,10 @@ class Traversal:
                 IXMLRPCView.providedBy(removeSecurityProxy(ob)))
 
     def getDefaultTraversal(self, request, ob):
-        if IBrowserPublisher.providedBy(ob):
+        if IBrowserPublisher.providedBy(removeSecurityProxy(ob)):
             found, path = ob.browserDefault(request)
         else:
-            adapter = queryMultiAdapter((ob, request), IBrowserPublisher)
+            adapter = query_multi_adapter((ob, request), IBrowserPublisher)
             if adapter is None:
                 return ob, None
             found, path = adapter.browserDefault(request)

@@ -30,12 +30,12 @@ from zope.pipeline.bodies import BadLength
 from zope.pipeline.bodies import BodyTooLarge
 from zope.pipeline.bodies import UnreadableBody
 from zope.pipeline.bodies import read_body
+from zope.pipeline.components import notify
 from zope.pipeline.errors import UNAVAILABLE_MESSAGE
 from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
 from zope.pipeline.errors import log_unavailable
-from zope.pipeline.events import notify
 from zope.pipeline.interfaces import IBeforeRetry
 from zope.pipeline.logtext import client_text
 from zope.pipeline.logtext import logger_for

@@ -14,7 +14,7 @@ from zope.publisher.interfaces import EndRequestEvent
 from zope.traversing.interfaces import BeforeTraverseEvent
 
 from zope.pipeline import environ as keys
-from zope.pipeline.events import notify
+from zope.pipeline.components import notify
 
 
 class ISiteEventsSettings(Interface):

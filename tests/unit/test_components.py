@@ -1,6 +1,7 @@
-"""zope.pipeline.events.notify calls the handlers zope.event.notify calls,
-in the same order, and is zope.event.notify whenever anything but
-zope.component's dispatch is installed."""
+"""zope.pipeline.components: notify calls the handlers zope.event.notify
+calls, in the same order, and query_multi_adapter finds what
+zope.component.queryMultiAdapter finds; both are zope.component's own
+whenever anything else is installed."""
 
 import pytest
 import zope.component.event  # noqa: F401 - installs dispatch
@@ -24,7 +25,7 @@ from zope.site.site import LocalSiteManager
 from zope.traversing.interfaces import BeforeTraverseEvent
 from zope.traversing.interfaces import IBeforeTraverseEvent
 
-from zope.pipeline import events
+from zope.pipeline import components as events
 
 
 class IContent(Interface):
@@ -207,3 +208,154 @@ def test_a_registry_whose_subscribers_are_not_zope_interfaces_is_asked(
     finally:
         adapters.subscribers = original
     assert asked == [(event,), (event.object, event)]
+
+
+class Adapter:
+    def __init__(self, *objects):
+        self.objects = objects
+
+
+def nothing(*objects):
+    return None
+
+
+@pytest.fixture
+def adapters(hooked):
+    """Adapters for (IContent, Interface), one named, one declining, a
+    more specific one for IOther, and a local one in a site."""
+    from zope.component import provideAdapter
+    provideAdapter(Adapter, (IContent, Interface), IPlainEvent)
+    provideAdapter(Adapter, (IContent, Interface), IPlainEvent, name='named')
+    provideAdapter(nothing, (IContent, Interface), IPlainEvent,
+                   name='declines')
+
+    class Specific(Adapter):
+        pass
+
+    provideAdapter(Specific, (IOther, Interface), IPlainEvent)
+    root = rootFolder()
+    root.setSiteManager(LocalSiteManager(root))
+
+    class Local(Adapter):
+        pass
+
+    root.getSiteManager().registerAdapter(Local, (IContent, Interface),
+                                          IPlainEvent, 'local')
+    return root
+
+
+def described(adapter):
+    if adapter is None:
+        return None
+    return type(adapter).__name__, adapter.objects
+
+
+@pytest.mark.parametrize('make', [Content, Other], ids=['content', 'other'])
+@pytest.mark.parametrize('proxied', [False, True], ids=['plain', 'proxied'])
+@pytest.mark.parametrize('name', ['', 'named', 'declines', 'local',
+                                  'absent'])
+@pytest.mark.parametrize('in_site', [False, True], ids=['global', 'site'])
+def test_a_multi_adapter_is_what_zope_component_finds(
+        adapters, make, proxied, name, in_site):
+    from zope.component import queryMultiAdapter
+    from zope.security.checker import NamesChecker
+    from zope.security.checker import ProxyFactory
+    ob = make()
+    if proxied:
+        ob = ProxyFactory(ob, NamesChecker(()))
+    request = object()
+    with site(adapters if in_site else None):
+        expected = queryMultiAdapter((ob, request), IPlainEvent, name)
+        got = events.query_multi_adapter((ob, request), IPlainEvent, name)
+    assert described(got) == described(expected)
+    if got is not None:
+        assert got.objects[0] is ob  # the adapter gets the proxy
+
+
+def test_a_site_manager_with_its_own_lookup_is_asked_itself(adapters):
+    asked = []
+
+    class Recording(Components):
+        def queryMultiAdapter(self, objects, interface, name='',
+                              default=None):
+            asked.append(objects)
+            return super().queryMultiAdapter(objects, interface, name,
+                                              default)
+
+    registry = Recording('recording', (getGlobalSiteManager(),))
+    from zope.component import getSiteManager
+    getSiteManager.sethook(lambda context=None: registry)
+    try:
+        objects = (Content(), object())
+        found = events.query_multi_adapter(objects, IPlainEvent)
+    finally:
+        getSiteManager.reset()
+        setHooks()
+    assert asked == [objects]
+    assert described(found) == ('Adapter', objects)
+
+
+def test_a_registry_whose_lookup_is_not_zope_interfaces_is_asked(adapters):
+    registry = getGlobalSiteManager().adapters
+    asked = []
+    original = registry.queryMultiAdapter
+
+    def queryMultiAdapter(objects, interface, name='', default=None):
+        asked.append(objects)
+        return original(objects, interface, name, default)
+
+    registry.queryMultiAdapter = queryMultiAdapter
+    try:
+        objects = (Content(), object())
+        found = events.query_multi_adapter(objects, IPlainEvent)
+    finally:
+        registry.queryMultiAdapter = original
+    assert asked == [objects]
+    assert described(found) == ('Adapter', objects)
+
+
+class IMarker(Interface):
+    pass
+
+
+def marked_content():
+    from zope.interface import directlyProvides
+    ob = Content()
+    directlyProvides(ob, IMarker)
+    return ob
+
+
+def test_a_proxied_objects_interfaces_are_what_its_proxy_answers(
+        clean_zope):
+    from zope.interface import providedBy
+    from zope.security.checker import NamesChecker
+    from zope.security.checker import ProxyFactory
+    ob = marked_content()
+    proxied = ProxyFactory(ob, NamesChecker(()))
+    assert events.interfaces_of(proxied) is providedBy(proxied)
+    assert list(events.interfaces_of(proxied)) == [IMarker, IContent]
+    assert events.interfaces_of(ob) is providedBy(ob)
+
+
+def test_a_checker_that_guards_providedBy_is_asked(clean_zope):
+    """A checker naming a permission for ``__providedBy__`` checks it (here
+    it fails: no interaction), and zope.interface falls back to the
+    class's declaration, without the object's own marker."""
+    from zope.interface import providedBy
+    from zope.security.checker import Checker
+    from zope.security.checker import ProxyFactory
+    proxied = ProxyFactory(marked_content(),
+                           Checker({'__providedBy__': 'zope.ManageContent'}))
+    assert list(providedBy(proxied)) == [IContent]
+    assert list(events.interfaces_of(proxied)) == [IContent]
+
+
+def test_a_checker_that_makes_providedBy_public_is_read_inside(clean_zope):
+    from zope.interface import providedBy
+    from zope.security.checker import CheckerPublic
+    from zope.security.checker import NamesChecker
+    from zope.security.checker import ProxyFactory
+    ob = marked_content()
+    proxied = ProxyFactory(ob, NamesChecker(['__providedBy__'],
+                                            CheckerPublic))
+    assert events.interfaces_of(proxied) is providedBy(ob)

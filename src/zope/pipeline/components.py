@@ -1,0 +1,122 @@
+"""zope.component's notifications and multi-adapter lookups, with the
+same results in fewer steps.
+
+``notify(event)`` calls the handlers ``zope.event.notify(event)`` would
+call, in the same order: when zope.component's ``dispatch`` is zope.event's
+only subscriber (any application that adds none of its own), those the
+current site manager and its bases register for the event, and, where one
+of them is zope.component's ``objectEventNotify``, those registered for
+the event's object and the event, looked up in the site manager current
+at that moment (a handler before it may have set another site, as
+zope.site's ``threadSiteSubscriber`` does).
+
+``query_multi_adapter(objects, interface, name)`` is
+``zope.component.queryMultiAdapter``: the factory registered for the
+objects' interfaces in the current site manager, called with the objects
+as they are.
+
+Both ask the site manager's adapter registry directly instead of through
+zope.component's nested calls, and read the interfaces of a
+security-proxied object from the object inside the proxy: the same
+declaration a proxy's ``__providedBy__`` answers (allowed by default), which
+the proxy hands back only after a failed ``__Security_checker__`` lookup
+with its formatted AttributeError.  Whenever anything else is installed
+(another zope.event subscriber, a site manager or adapter registry whose
+methods are not zope.interface's own) they call zope.event and
+zope.component.  docs/performance.md says what this buys.
+"""
+
+import zope.event
+from zope.component import getSiteManager
+from zope.component import queryMultiAdapter
+from zope.component.event import dispatch
+from zope.component.event import objectEventNotify
+from zope.interface import providedBy
+from zope.interface.adapter import AdapterLookupBase
+from zope.interface.registry import Components
+from zope.security.checker import Checker
+from zope.security.checker import CheckerPublic
+from zope.security.checker import _available_by_default
+from zope.security.proxy import Proxy
+from zope.security.proxy import getChecker
+from zope.security.proxy import removeSecurityProxy
+
+#: zope.event's subscribers when only zope.component dispatches.
+STANDARD_SUBSCRIBERS = [dispatch]
+PROVIDED_BY = '__providedBy__'
+
+
+def standard_adapters(site_manager, method):
+    """The adapter registry of ``site_manager`` when its ``method``
+    (``'subscribers'``, ``'queryMultiAdapter'``) and its registry's are
+    zope.interface's own, else None."""
+    if getattr(type(site_manager), method, None) is not \
+            getattr(Components, method):
+        return None
+    adapters = site_manager.adapters
+    bound = getattr(adapters, method, None)
+    if getattr(bound, '__func__', None) is not \
+            getattr(AdapterLookupBase, method):
+        return None
+    return adapters
+
+
+def interfaces_of(ob):
+    """``providedBy(ob)``, read inside a security proxy whose checker
+    (zope.security's own ``Checker``) lets anyone read ``__providedBy__``:
+    public, or not named and available by default.  Any other proxy is
+    asked."""
+    if type(ob) is not Proxy:
+        return providedBy(ob)
+    checker = getChecker(ob)
+    if type(checker) is Checker:
+        permission = checker.permission_id(PROVIDED_BY)
+        if permission is CheckerPublic or (
+                permission is None and PROVIDED_BY in _available_by_default):
+            return providedBy(removeSecurityProxy(ob))
+    return providedBy(ob)
+
+
+def notify(event):
+    """``zope.event.notify(event)``, the same handlers called in the same
+    order (see the module's docstring)."""
+    if zope.event.subscribers != STANDARD_SUBSCRIBERS:
+        zope.event.notify(event)
+        return
+    adapters = standard_adapters(getSiteManager(), 'subscribers')
+    if adapters is None:
+        zope.event.notify(event)
+        return
+    for handler in adapters.subscriptions((providedBy(event),), None):
+        if handler is objectEventNotify:
+            notify_object_handlers(event)
+        else:
+            handler(event)
+
+
+def notify_object_handlers(event):
+    """What ``objectEventNotify(event)`` does: the handlers registered for
+    ``(event.object, event)``, in the site manager current now."""
+    site_manager = getSiteManager()
+    adapters = standard_adapters(site_manager, 'subscribers')
+    if adapters is None:
+        site_manager.subscribers((event.object, event), None)
+        return
+    ob = event.object
+    for handler in adapters.subscriptions(
+            (interfaces_of(ob), providedBy(event)), None):
+        handler(ob, event)
+
+
+def query_multi_adapter(objects, interface, name=''):
+    """``zope.component.queryMultiAdapter(objects, interface, name)``
+    (see the module's docstring); None when there is none."""
+    adapters = standard_adapters(getSiteManager(), 'queryMultiAdapter')
+    if adapters is None:
+        return queryMultiAdapter(objects, interface, name)
+    factory = adapters.lookup([interfaces_of(ob) for ob in objects],
+                              interface, name)
+    if factory is None:
+        return None
+    # zope.interface also unwraps super() objects: none are passed here
+    return factory(*objects)
