@@ -359,3 +359,19 @@ def test_a_checker_that_makes_providedBy_public_is_read_inside(clean_zope):
     proxied = ProxyFactory(ob, NamesChecker(['__providedBy__'],
                                             CheckerPublic))
     assert events.interfaces_of(proxied) is providedBy(ob)
+
+
+@pytest.mark.parametrize('checker_names', [
+    None, {'__providedBy__': 'zope.ManageContent'}],
+    ids=['default checker', 'guarding checker'])
+@pytest.mark.parametrize('interface', [IMarker, IContent, IOther, Interface])
+def test_provides_answers_as_the_interface_asks_the_proxy(
+        clean_zope, checker_names, interface):
+    from zope.security.checker import Checker
+    from zope.security.checker import NamesChecker
+    from zope.security.checker import ProxyFactory
+    checker = (NamesChecker(()) if checker_names is None
+               else Checker(checker_names))
+    proxied = ProxyFactory(marked_content(), checker)
+    assert events.provides(proxied, interface) == \
+        interface.providedBy(proxied)

@@ -18,12 +18,14 @@ as they are.
 Both ask the site manager's adapter registry directly instead of through
 zope.component's nested calls, and read the interfaces of a
 security-proxied object from the object inside the proxy: the same
-declaration a proxy's ``__providedBy__`` answers (allowed by default), which
-the proxy hands back only after a failed ``__Security_checker__`` lookup
-with its formatted AttributeError.  Whenever anything else is installed
-(another zope.event subscriber, a site manager or adapter registry whose
-methods are not zope.interface's own) they call zope.event and
-zope.component.  docs/performance.md says what this buys.
+declaration a proxy's ``__providedBy__`` answers, which the proxy hands
+back only after a failed ``__Security_checker__`` lookup with its
+formatted AttributeError (``interfaces_of``, ``provides``; only where the
+proxy's checker lets anyone read ``__providedBy__``).  Whenever anything
+else is installed (another zope.event subscriber, a site manager or
+adapter registry whose methods are not zope.interface's own, a checker
+guarding ``__providedBy__``) they call zope.event, zope.component and the
+proxy.  docs/performance.md says what this buys.
 """
 
 import zope.event
@@ -75,6 +77,12 @@ def interfaces_of(ob):
                 permission is None and PROVIDED_BY in _available_by_default):
             return providedBy(removeSecurityProxy(ob))
     return providedBy(ob)
+
+
+def provides(ob, interface):
+    """``interface.providedBy(ob)``, the interfaces read as
+    ``interfaces_of`` reads them."""
+    return interfaces_of(ob).isOrExtends(interface)
 
 
 def notify(event):

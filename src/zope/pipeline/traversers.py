@@ -18,6 +18,7 @@ from zope.traversing.interfaces import TraversalError
 from zope.traversing.namespace import namespaceLookup
 from zope.traversing.namespace import nsParse
 
+from zope.pipeline.components import provides
 from zope.pipeline.components import query_multi_adapter
 
 #: Namespaces whose names are attribute names: private ones are refused.
@@ -126,7 +127,7 @@ class Traversal:
             name_in_namespace = name
         if name_in_namespace == '.':
             return ob
-        if IPublishTraverse.providedBy(removeSecurityProxy(ob)):
+        if provides(ob, IPublishTraverse):
             found = ob.publishTraverse(request, name_in_namespace)
         else:
             traverser = query_multi_adapter((ob, request), IPublishTraverse)
@@ -160,7 +161,7 @@ class Traversal:
                 IXMLRPCView.providedBy(removeSecurityProxy(ob)))
 
     def getDefaultTraversal(self, request, ob):
-        if IBrowserPublisher.providedBy(removeSecurityProxy(ob)):
+        if provides(ob, IBrowserPublisher):
             found, path = ob.browserDefault(request)
         else:
             adapter = query_multi_adapter((ob, request), IBrowserPublisher)
