@@ -21,6 +21,7 @@ process's first render; ours hashes the versions of what compiles the
 template.
 """
 
+import ast
 import hashlib
 import importlib.metadata
 import logging
@@ -121,10 +122,32 @@ def path_traverse(base, econtext, call, path_items):
     return base
 
 
+class CallFlag(ast.NodeTransformer):
+    """z3c.pt passes a path's call flag to the traverser as the name
+    ``True`` or ``False``, which Chameleon looks up among the template's
+    variables at every evaluation (a miss, then the builtin): here it
+    becomes the constant."""
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, Symbol) and \
+                node.func.value is path_traverse and len(node.args) == 4:
+            flag = node.args[2]
+            if isinstance(flag, ast.Name) and flag.id in ('True', 'False'):
+                node.args[2] = ast.copy_location(
+                    ast.Constant(flag.id == 'True'), flag)
+        return node
+
+
 class ZopePathExpr(PathExpr):
     """``path:`` with zope.pagetemplate's steps."""
 
     traverser = Symbol(path_traverse)
+
+    def translate(self, string, target):
+        flag = CallFlag()
+        return [flag.visit(node) for node in super().translate(string,
+                                                                target)]
 
 
 class ZopeNocallExpr(ZopePathExpr):
