@@ -14,9 +14,11 @@ from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 from zope.publisher.interfaces.xmlrpc import IXMLRPCView
 from zope.security.checker import ProxyFactory
 from zope.security.proxy import removeSecurityProxy
+from zope.location.interfaces import LocationError
+from zope.traversing.interfaces import ITraversable
 from zope.traversing.interfaces import TraversalError
-from zope.traversing.namespace import namespaceLookup
 from zope.traversing.namespace import nsParse
+from zope.traversing.namespace import view as ViewNamespace
 
 from zope.pipeline.components import provides
 from zope.pipeline.components import query_multi_adapter
@@ -142,7 +144,7 @@ class Traversal:
                 self.attribute_allowed(request, ob, name_in_it):
             raise NotFound(ob, name, request)
         try:
-            found = namespaceLookup(namespace, name_in_it, ob, request)
+            found = namespace_lookup(namespace, name_in_it, ob, request)
         except (TraversalError, LookupError):
             raise NotFound(ob, name, request) from None
         return ProxyFactory(found)
@@ -173,6 +175,23 @@ class Traversal:
             found = get_instead_of_head(ob, found)
         self.default_names.extend(path or ())
         return found, path
+
+
+def namespace_lookup(namespace, name, ob, request):
+    """zope.traversing's ``namespaceLookup(namespace, name, ob, request)``
+    with its multi-adapters looked up by ``query_multi_adapter``: the
+    namespace's traverser and, for zope.traversing's own ``@@`` traverser,
+    the view it looks up."""
+    traverser = query_multi_adapter((ob, request), ITraversable, namespace)
+    if traverser is None:
+        raise LocationError(ob, '++%s++%s' % (namespace, name))
+    if type(traverser) is not ViewNamespace:
+        return traverser.traverse(name, ())
+    found = query_multi_adapter((traverser.context, traverser.request),
+                                Interface, name)
+    if found is None:
+        raise LocationError(traverser.context, name)
+    return found
 
 
 def get_instead_of_head(ob, found):
