@@ -4,6 +4,7 @@ stage (the traversal half of what zope.app.publication's IPublication did).
 
 from zope.interface import Interface
 from zope.interface import implementer
+from zope.location.interfaces import LocationError
 from zope.publisher.defaultview import getDefaultViewName
 from zope.publisher.interfaces import IPublishTraverse
 from zope.publisher.interfaces import NotFound
@@ -14,7 +15,6 @@ from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 from zope.publisher.interfaces.xmlrpc import IXMLRPCView
 from zope.security.checker import ProxyFactory
 from zope.security.proxy import removeSecurityProxy
-from zope.location.interfaces import LocationError
 from zope.traversing.interfaces import ITraversable
 from zope.traversing.interfaces import TraversalError
 from zope.traversing.namespace import nsParse
