@@ -375,3 +375,83 @@ def test_provides_answers_as_the_interface_asks_the_proxy(
     proxied = ProxyFactory(marked_content(), checker)
     assert events.provides(proxied, interface) == \
         interface.providedBy(proxied)
+
+
+# -- query_adapter: interface(ob, None)
+
+class Conforming:
+    """Conforms with what it is given: an adapter, None, or a TypeError."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def __conform__(self, interface):
+        if self.answer == 'raises':
+            raise TypeError('cannot conform')
+        return self.answer
+
+
+class Refusing:
+    """Its ``__getattr__`` fails with another error than AttributeError."""
+
+    def __getattr__(self, name):
+        raise KeyError(name)
+
+
+class Adapted:
+    def __init__(self, context):
+        self.context = context
+
+
+@pytest.fixture
+def single_adapters(hooked):
+    from zope.component import provideAdapter
+    provideAdapter(Adapted, (IContent,), IPlainEvent)
+    provideAdapter(nothing, (IOther,), IMarker)
+
+
+def outcome(call):
+    try:
+        found = call()
+    except Exception as error:
+        return type(error), error.args
+    if isinstance(found, Adapted):
+        return Adapted, found.context
+    return found
+
+
+@pytest.mark.parametrize('make', [
+    Content,                      # adapted by a registered factory
+    Other,                        # a declining factory (for IMarker)
+    marked_content,               # provides IMarker itself
+    lambda: Conforming('conformed'),
+    lambda: Conforming(None),     # conforms with nothing: then adapted
+    lambda: Conforming('raises'),  # zope.interface's _call_conform: None
+    Refusing,                     # its error propagates
+    object,
+], ids=['adapted', 'declined', 'provides', 'conforms', 'conforms-none',
+        'conform-raises', 'refusing', 'nothing'])
+@pytest.mark.parametrize('interface', [IPlainEvent, IMarker])
+@pytest.mark.parametrize('proxied', [False, True], ids=['plain', 'proxied'])
+def test_an_adapter_is_what_the_interface_finds(
+        single_adapters, make, interface, proxied):
+    from zope.security.checker import NamesChecker
+    from zope.security.proxy import Proxy
+    ob = make()
+    if proxied:
+        ob = Proxy(ob, NamesChecker(['__conform__']))
+    expected = outcome(lambda: interface(ob, None))
+    assert outcome(lambda: events.query_adapter(ob, interface)) == expected
+
+
+def test_an_interface_with_its_own_adapt_is_asked(hooked):
+    from zope.interface import interfacemethod
+
+    class ISelfAdapting(Interface):
+        @interfacemethod
+        def __adapt__(self, ob):
+            return ('adapted by the interface', ob)
+
+    ob = Content()
+    assert events.query_adapter(ob, ISelfAdapting) == \
+        ISelfAdapting(ob, None) == ('adapted by the interface', ob)

@@ -13,7 +13,9 @@ zope.site's ``threadSiteSubscriber`` does).
 ``query_multi_adapter(objects, interface, name)`` is
 ``zope.component.queryMultiAdapter``: the factory registered for the
 objects' interfaces in the current site manager, called with the objects
-as they are.
+as they are.  ``query_adapter(ob, interface)`` is ``interface(ob, None)``,
+``ob`` asked for ``__conform__`` without the formatted AttributeError of
+zope.interface's C lookup when it has none.
 
 Both ask the site manager's adapter registry directly instead of through
 zope.component's nested calls, and read the interfaces of a
@@ -128,3 +130,18 @@ def query_multi_adapter(objects, interface, name=''):
         return None
     # zope.interface also unwraps super() objects: none are passed here
     return factory(*objects)
+
+
+def query_adapter(ob, interface):
+    """``interface(ob, None)``, with ``ob`` asked for ``__conform__`` as
+    Python's ``getattr`` with a default asks: an object that has none is
+    spared the formatted AttributeError of zope.interface's C lookup.
+    Then the same steps: its ``__conform__``, else the interface's
+    ``__adapt__`` (the object itself if it provides the interface, else
+    the adapter hooks)."""
+    conform = getattr(ob, '__conform__', None)
+    if conform is not None:
+        adapter = interface._call_conform(conform)
+        if adapter is not None:
+            return adapter
+    return interface.__adapt__(ob)

@@ -39,6 +39,8 @@ from zope.securitypolicy.interfaces import IPrincipalRoleMap
 from zope.securitypolicy.interfaces import IRolePermissionMap
 from zope.securitypolicy.securitymap import SecurityMap
 
+from zope.pipeline.components import query_adapter
+
 #: The local maps the stock policy reads on every object of a path.
 LOCAL_MAPS = (IPrincipalPermissionMap, IRolePermissionMap, IPrincipalRoleMap)
 
@@ -52,7 +54,7 @@ def grants_nothing(ob):
     counts as granting something, even when empty: the stock policy then
     decides for ``ob`` itself."""
     for interface in LOCAL_MAPS:
-        local = interface(ob, None)
+        local = query_adapter(ob, interface)
         if local is None:
             continue
         if isinstance(local, SecurityMap) and not local:
