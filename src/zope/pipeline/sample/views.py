@@ -46,9 +46,16 @@ def child_url(container_url, name):
 
 def require_post(context, request):
     if request.method != 'POST':
-        error = MethodNotAllowed(context, request)
-        error.allow = ['POST']
-        raise error
+        raise post_only(context, request)
+
+
+def post_only(context, request):
+    """405, POST allowed (returned, not raised: the raising frame keeps no
+    local holding the error, which would be a cycle through its
+    traceback)."""
+    error = MethodNotAllowed(context, request)
+    error.allow = ['POST']
+    return error
 
 
 def form_text(name, value):

@@ -230,6 +230,15 @@ def method_handler(ob, request):
     return getattr(ProxyFactory(view), method)
 
 
+def method_not_allowed(ob, request):
+    """The 405 error for ``ob``, with the methods it has views for.  Made
+    here, raised by the caller: a local variable holding the error in a
+    frame of its own traceback would make a reference cycle."""
+    error = MethodNotAllowed(ob, request)
+    error.allow = allowed_methods(ob, request)
+    return error
+
+
 class MethodCallStage(CallStage):
     """Publish to the view named after the request method (plain HTTP)."""
 
@@ -238,9 +247,7 @@ class MethodCallStage(CallStage):
         ob = environ[keys.PUBLISHED]
         handler = method_handler(ob, request)
         if handler is None:
-            error = MethodNotAllowed(ob, request)
-            error.allow = allowed_methods(ob, request)
-            raise error
+            raise method_not_allowed(ob, request)
         environ[keys.VIEW_NAME] = '%s:%s' % (
             type(removeSecurityProxy(ob)).__name__, request.method)
         return publish(environ, start_response, request, handler,
