@@ -3,11 +3,16 @@ per method and content type, the environ keys, the default skin, closing,
 and paths no request can be made for."""
 
 import collections
+import gc
+import io
 from wsgiref.validate import validator
 
 import pytest
 import webtest
 from zope.publisher.base import BaseRequest
+from zope.publisher.browser import BrowserRequest
+
+from zope.pipeline.stages.create_request import close_request
 
 from .outer import BROWSER_ONLY_ZCML
 from .outer import plan
@@ -221,3 +226,74 @@ def test_nul_byte_in_the_path_gets_400_or_404_never_500(outer_app, path):
                        expect_errors=True)
 
     assert response.status_int in (400, 404)
+
+
+# -- what a request leaves behind
+
+def live_requests(but=()):
+    """zope.publisher requests the cyclic collector tracks, but those of
+    ``but`` (while it is disabled: unreachable ones are still tracked)."""
+    known = {id(request) for request in but}
+    return [ob for ob in gc.get_objects()
+            if isinstance(ob, BaseRequest) and id(ob) not in known]
+
+
+@pytest.mark.parametrize('method, path, body', [
+    ('GET', '/', b''),
+    ('GET', '/no-such-page', b''),
+    ('POST', '/', b'a=1'),
+    ('PUT', '/', b'text'),
+])
+def test_a_served_request_leaves_no_cyclic_garbage(make_testapp, method,
+                                                    path, body):
+    publisher = make_testapp().app
+    gc.collect()
+    gc.disable()
+    before = live_requests()  # other tests' (kept: their ids stay theirs)
+    try:
+        environ = webtest.TestRequest.blank(
+            path, method=method, POST=body or None).environ
+        environ['REMOTE_ADDR'] = '127.0.0.1'
+        started = []
+        result = validator(publisher)(
+            environ, lambda status, headers, exc_info=None: (
+                started.append(status) or started.append))
+        b''.join(result)
+        result.close()
+        del result, environ
+
+        # reference counting alone freed the request, its response and
+        # view: nothing was left for the cyclic collector
+        assert live_requests(but=before) == []
+    finally:
+        gc.enable()
+    assert started
+
+
+def test_a_request_of_another_class_is_closed_and_left_alone():
+    class OwnRequest:
+        closed = 0
+        _orig_env = _last_obj_traversed = 'kept'
+
+        def close(self):
+            self.closed += 1
+    request = OwnRequest()
+
+    close_request(request)
+
+    assert (request.closed, request._orig_env,
+            request._last_obj_traversed) == (1, 'kept', 'kept')
+
+
+def test_a_request_whose_close_fails_still_lets_go_of_its_view():
+    class FailingClose(BrowserRequest):
+        def close(self):
+            raise RuntimeError('close failed')
+    request = FailingClose(io.BytesIO(b''), {})
+    request._last_obj_traversed = object()
+
+    with pytest.raises(RuntimeError):
+        close_request(request)
+
+    assert request._last_obj_traversed is None
+    assert request.response._request is None
