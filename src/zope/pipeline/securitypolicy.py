@@ -182,10 +182,13 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
         decision = self._checked.get(key)
         if decision is None:
             if object is not None and self._inherits(object):
-                # every principal's decision is the parent's
-                parent = getattr(object, '__parent__', None)
-                decision = self.checkPermission(
-                    permission, removeSecurityProxy(parent))
+                # every principal's decision is the parent's (siblings
+                # find it decided)
+                parent = removeSecurityProxy(
+                    getattr(object, '__parent__', None))
+                decision = self._checked.get((id(parent), permission))
+                if decision is None:
+                    decision = self.checkPermission(permission, parent)
             else:
                 decision = super().checkPermission(permission, object)
             self._checked[key] = decision
