@@ -38,3 +38,13 @@ def test_the_pipeline_peer_serves_its_page_in_process(clean_zope):
     status = instructions.run_requests(2, 1, '/folder/page', 'auto',
                                        'pipeline')
     assert status.startswith('200')
+
+
+def test_the_counted_process_hashes_with_a_fixed_seed():
+    assert instructions.counted_environ({'PATH': '/bin'}) == {
+        'PATH': '/bin', 'PYTHONHASHSEED': '0'}
+
+
+def test_a_hash_seed_the_environment_chooses_is_kept():
+    assert instructions.counted_environ(
+        {'PYTHONHASHSEED': 'random'})['PYTHONHASHSEED'] == 'random'
