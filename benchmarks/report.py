@@ -9,13 +9,16 @@ from benchmarks.stats import ratio
 
 CEILING = 'ceiling'
 
-#: The targets of issue 5, reported against (never asserted).
+#: The targets of the performance issues, reported against (never
+#: asserted): the sample page's share of the ceiling, the stages' cost in
+#: process, and a daemon's first response (0.7 s in the first of them,
+#: 0.5 s since the peers comparison).
 TARGETS = {
     ('mod_wsgi 2x1', 'mysql'): 0.50,
     ('mod_wsgi 2x1', 'sqlite'): 0.70,
 }
 STAGE_BUDGET_US = 150
-FIRST_RESPONSE_BUDGET_S = 0.7
+FIRST_RESPONSE_BUDGET_S = 0.5
 
 
 def markdown_table(headers, rows, align=None):

@@ -231,3 +231,17 @@ def test_results_md_names_the_wrk_command_and_how_wrk_is_verified():
             'http://127.0.0.1:1/p` (run in the checkout') in text
     assert 'the requests wrk abandoned in flight' in ' '.join(text.split())
     assert '- wrk:' not in report.render_results(results())
+
+
+def test_a_first_response_later_than_half_a_second_misses_the_target():
+    def startup(seconds):
+        figures = {'first_response_s': seconds, 'load_s': seconds - 0.05,
+                   'server_start_s': seconds + 0.2}
+        return {'repeats': 5, 'waitress': dict(figures),
+                'mod_wsgi': dict(figures)}
+
+    assert report.startup_table(startup(0.48)).endswith(
+        'Target: first response within 0.5 s of the process start: met.')
+    assert report.startup_table(startup(0.62)).endswith(
+        'Target: first response within 0.5 s of the process start: '
+        'not met.')
