@@ -270,3 +270,51 @@ def test_an_unknown_compiler_version_still_makes_a_key(monkeypatch):
     monkeypatch.setattr(templates, 'COMPILERS', ('no.such.distribution',))
     monkeypatch.setattr(templates, '_compilers_digest', None)
     assert len(templates.compilers_digest()) == 64
+
+
+@pytest.mark.parametrize('path, expected', [
+    ('data/page/title', 'by key'),
+    ('data/folder/title', 'the item'),
+    ('data/page/name/shout:upper', 'QUIET'),
+    ('data/page/shout:size', '2 keys'),
+    ('data/page/missing | string:fallback', 'fallback'),
+], ids=['dict keys', 'container after dict', 'namespace after a value',
+        'namespace after dict', 'missing key'])
+def test_paths_through_dict_keys_step_as_zope_tal_steps(clean_zope, path,
+                                                        expected):
+    class Shout:
+        def __init__(self, context):
+            self.context = context
+
+        def upper(self):
+            return self.context.upper()
+
+        def size(self):
+            return '%d keys' % len(self.context)
+
+    provideAdapter(DefaultTraversable, (None,))
+    provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
+    provideAdapter(Shout, (Interface,), IPathAdapter, name='shout')
+    folder = Folder()
+    folder['title'] = 'the item'
+    view = type('View', (), {'data': {
+        'page': {'title': 'by key', 'name': 'quiet'}, 'folder': folder}})()
+    source = '<p tal:define="data view/data" tal:content="%s" />\n' % path
+    classic, macros = PageTemplateEngine.cook('t.pt', source, TrustedEngine,
+                                              'text/html')
+    compiled, macros = ChameleonProgram.cook('t.pt', source, TrustedEngine,
+                                             'text/html')
+
+    assert render_program(compiled, view) == render_program(classic, view)
+    assert render_program(compiled, view) == '<p>%s</p>\n' % expected
+
+
+def test_a_path_ending_in_a_dict_gives_the_dict(clean_zope):
+    provideAdapter(DefaultTraversable, (None,))
+    view = type('View', (), {'data': {'page': {'title': 'by key'}}})()
+    source = ('<p tal:define="data view/data; page nocall:data/page"'
+              ' tal:content="page/title" />\n')
+    compiled, macros = ChameleonProgram.cook('t.pt', source, TrustedEngine,
+                                             'text/html')
+
+    assert render_program(compiled, view) == '<p>by key</p>\n'

@@ -93,28 +93,43 @@ def step(base, name, path_items, request):
 def path_traverse(base, econtext, call, path_items):
     """z3c.pt's path traversal (its ``ns:name`` function namespaces
     included) with zope.pagetemplate's steps; the result is called unless
-    the expression is ``nocall:``."""
+    the expression is ``nocall:``.
+
+    Keys of plain dicts (a view's data: ``item/title``) are taken first,
+    without the stack of names a traverser may consume from."""
     if path_items:
-        request = econtext.get('request')
-        path_items = list(path_items)
-        path_items.reverse()
-        while path_items:
-            name = path_items.pop()
-            if ':' not in name:
-                base = step(base, name, path_items, request)
-                continue
-            namespace, name = name.split(':', 1)
-            base = function_namespaces[namespace](base)
-            if ITraversable.providedBy(base):
-                base = traversePathElement(base, name, path_items,
-                                           request=request)
-                continue
-            found = getattr(base, name, _marker)
-            if found is _marker:
-                base = traversePathElement(base, name, path_items,
-                                           request=request)
-            else:
-                base = found() if isinstance(found, MethodType) else found
+        index = 0
+        if type(base) is dict:
+            for name in path_items:
+                if ':' in name:
+                    break
+                base = base[name]
+                index += 1
+                if type(base) is not dict:
+                    break
+        if index < len(path_items):
+            request = econtext.get('request')
+            path_items = list(path_items[index:] if index else path_items)
+            path_items.reverse()
+            while path_items:
+                name = path_items.pop()
+                if ':' not in name:
+                    base = step(base, name, path_items, request)
+                    continue
+                namespace, name = name.split(':', 1)
+                base = function_namespaces[namespace](base)
+                if ITraversable.providedBy(base):
+                    base = traversePathElement(base, name, path_items,
+                                               request=request)
+                    continue
+                found = getattr(base, name, _marker)
+                if found is _marker:
+                    base = traversePathElement(base, name, path_items,
+                                               request=request)
+                elif isinstance(found, MethodType):
+                    base = found()
+                else:
+                    base = found
     # not callable(): a security proxy says it is callable, whatever it
     # proxies (zope.tales asks for __call__ too)
     if call and getattr(base, '__call__', _marker) is not _marker:  # noqa: B004
