@@ -108,32 +108,36 @@ def path_traverse(base, econtext, call, path_items):
                 if type(base) is not dict:
                     break
         if index < len(path_items):
-            request = econtext.get('request')
-            path_items = list(path_items[index:] if index else path_items)
-            path_items.reverse()
-            while path_items:
-                name = path_items.pop()
-                if ':' not in name:
-                    base = step(base, name, path_items, request)
-                    continue
-                namespace, name = name.split(':', 1)
-                base = function_namespaces[namespace](base)
-                if ITraversable.providedBy(base):
-                    base = traversePathElement(base, name, path_items,
-                                               request=request)
-                    continue
-                found = getattr(base, name, _marker)
-                if found is _marker:
-                    base = traversePathElement(base, name, path_items,
-                                               request=request)
-                elif isinstance(found, MethodType):
-                    base = found()
-                else:
-                    base = found
+            base = step_names(base, list(path_items[index:]),
+                              econtext.get('request'))
     # not callable(): a security proxy says it is callable, whatever it
     # proxies (zope.tales asks for __call__ too)
     if call and getattr(base, '__call__', _marker) is not _marker:  # noqa: B004
         return base()
+    return base
+
+
+def step_names(base, names, request):
+    """Step through ``names`` (a list, taken over): each name as
+    zope.pagetemplate's trusted traverser takes it, ``ns:name`` through
+    z3c.pt's function namespace ``ns``.  A traverser may consume names
+    after its own from the stack it is given."""
+    names.reverse()
+    while names:
+        name = names.pop()
+        if ':' not in name:
+            base = step(base, name, names, request)
+            continue
+        namespace, name = name.split(':', 1)
+        base = function_namespaces[namespace](base)
+        if ITraversable.providedBy(base):
+            base = traversePathElement(base, name, names, request=request)
+            continue
+        found = getattr(base, name, _marker)
+        if found is _marker:
+            base = traversePathElement(base, name, names, request=request)
+        else:
+            base = found() if isinstance(found, MethodType) else found
     return base
 
 
