@@ -455,3 +455,139 @@ def test_an_interface_with_its_own_adapt_is_asked(hooked):
     ob = Content()
     assert events.query_adapter(ob, ISelfAdapting) == \
         ISelfAdapting(ob, None) == ('adapted by the interface', ob)
+
+
+# -- query_adapter of a proxied object: the hook's own lookup, read inside
+
+def lookup_failing(context):
+    from zope.interface.interfaces import ComponentLookupError
+    raise ComponentLookupError('no adapter after all')
+
+
+class IFailing(Interface):
+    pass
+
+
+@implementer(IFailing)
+class Failing:
+    pass
+
+
+@pytest.fixture
+def site_adapters(single_adapters):
+    """A local site that registers one more adapter, and a factory that
+    fails with ComponentLookupError (the hook answers None for it)."""
+    from zope.component import provideAdapter
+    provideAdapter(lookup_failing, (IFailing,), IPlainEvent)
+    root = rootFolder()
+    root.setSiteManager(LocalSiteManager(root))
+    root.getSiteManager().registerAdapter(Adapted, (IOther,), IContent)
+    return root
+
+
+@pytest.mark.parametrize('make', [Content, Other, Failing, marked_content,
+                                  object],
+                         ids=['adapted', 'other', 'failing', 'provides',
+                              'nothing'])
+@pytest.mark.parametrize('interface', [IPlainEvent, IMarker, IContent])
+@pytest.mark.parametrize('in_site', [False, True], ids=['global', 'site'])
+def test_a_proxied_objects_adapter_is_found_by_the_hooks_own_lookup(
+        site_adapters, make, interface, in_site):
+    from zope.security.checker import NamesChecker
+    from zope.security.proxy import Proxy
+    proxied = Proxy(make(), NamesChecker(()))
+    with site(site_adapters if in_site else None):
+        assert events.hooked_lookup1(interface) is not None
+        expected = outcome(lambda: interface(proxied, None))
+        got = outcome(lambda: events.query_adapter(proxied, interface))
+    assert got == expected
+    if isinstance(got, tuple) and got[0] is Adapted:
+        assert got[1] is proxied  # the factory gets the proxy
+
+
+def test_another_adapter_hook_is_asked_for_a_proxied_object(single_adapters):
+    from zope.interface.interface import adapter_hooks
+    from zope.security.checker import NamesChecker
+    from zope.security.proxy import Proxy
+
+    def hook(interface, ob):
+        return ('hooked', interface)
+
+    adapter_hooks.insert(0, hook)
+    try:
+        assert events.hooked_lookup1(IPlainEvent) is None
+        proxied = Proxy(object(), NamesChecker(()))
+        assert events.query_adapter(proxied, IPlainEvent) == \
+            ('hooked', IPlainEvent)
+    finally:
+        adapter_hooks.remove(hook)
+
+
+def test_a_replaced_site_hook_is_asked_for_a_proxied_object(single_adapters):
+    """zope.component's hook calling another ``adapter_hook`` than a C
+    lookup's (a Python function here) is called itself."""
+    from zope.component.hooks import siteinfo
+    from zope.security.checker import NamesChecker
+    from zope.security.proxy import Proxy
+    asked = []
+
+    def adapter_hook(interface, ob, name='', default=None):
+        asked.append(interface)
+        return default
+
+    siteinfo.adapter_hook = adapter_hook
+    try:
+        assert events.hooked_lookup1(IPlainEvent) is None
+        proxied = Proxy(Content(), NamesChecker(()))
+        assert events.query_adapter(proxied, IPlainEvent) is None
+    finally:
+        del siteinfo.adapter_hook
+    assert asked == [IPlainEvent]
+
+
+def test_an_unhooked_component_lookup_is_asked_for_a_proxied_object(
+        clean_zope):
+    """Before ``setHooks`` zope.component's hook is its global one: the
+    interface asks it itself."""
+    from zope.component import provideAdapter
+    from zope.component.hooks import resetHooks
+    from zope.security.checker import NamesChecker
+    from zope.security.proxy import Proxy
+    resetHooks()
+    provideAdapter(Adapted, (IContent,), IPlainEvent)
+    assert events.hooked_lookup1(IPlainEvent) is None
+    proxied = Proxy(Content(), NamesChecker(()))
+    assert outcome(lambda: events.query_adapter(proxied, IPlainEvent)) == \
+        (Adapted, proxied)
+
+
+def test_an_interface_with_its_own_adapt_is_asked_for_a_proxy(hooked):
+    from zope.interface import interfacemethod
+    from zope.security.checker import NamesChecker
+    from zope.security.proxy import Proxy
+
+    class ISelfAdapting(Interface):
+        @interfacemethod
+        def __adapt__(self, ob):
+            return ('adapted by the interface', ob)
+
+    proxied = Proxy(Content(), NamesChecker(()))
+    assert events.hooked_lookup1(ISelfAdapting) is None
+    assert events.query_adapter(proxied, ISelfAdapting) == \
+        ('adapted by the interface', proxied)
+
+
+@pytest.mark.parametrize('hook', ['another method', 'a builtin function'])
+def test_a_site_hook_that_is_no_lookups_adapter_hook_is_not_used(
+        single_adapters, hook):
+    """A C method that is not a lookup's ``adapter_hook`` (a lookup's
+    ``queryAdapter``; ``len``, bound to the builtins module) is left to
+    the interface to call."""
+    from zope.component import getSiteManager
+    from zope.component.hooks import siteinfo
+    siteinfo.adapter_hook = (getSiteManager().adapters._v_lookup.queryAdapter
+                             if hook == 'another method' else len)
+    try:
+        assert events.hooked_lookup1(IPlainEvent) is None
+    finally:
+        del siteinfo.adapter_hook

@@ -15,7 +15,11 @@ zope.site's ``threadSiteSubscriber`` does).
 objects' interfaces in the current site manager, called with the objects
 as they are.  ``query_adapter(ob, interface)`` is ``interface(ob, None)``,
 ``ob`` asked for ``__conform__`` without the formatted AttributeError of
-zope.interface's C lookup when it has none.
+zope.interface's C lookup when it has none; for a security-proxied
+``ob``, when zope.component's hook is zope.interface's only adapter hook
+and the current site's lookup is zope.interface's own, the adapter is
+looked up for the interfaces read inside the proxy (as below), with the
+hook's own lookup, and called with the proxy, as the hook would.
 
 Both ask the site manager's adapter registry directly instead of through
 zope.component's nested calls, and read the interfaces of a
@@ -30,13 +34,22 @@ guarding ``__providedBy__``) they call zope.event, zope.component and the
 proxy.  docs/performance.md says what this buys.
 """
 
+from types import BuiltinMethodType
+
 import zope.event
+import zope.interface.interface
 from zope.component import getSiteManager
+from zope.component import hooks
 from zope.component import queryMultiAdapter
+from zope.component._api import adapter_hook as component_adapter_hook
 from zope.component.event import dispatch
 from zope.component.event import objectEventNotify
 from zope.interface import providedBy
 from zope.interface.adapter import AdapterLookupBase
+from zope.interface.adapter import LookupBase
+from zope.interface.adapter import VerifyingBase
+from zope.interface.interface import InterfaceBase
+from zope.interface.interfaces import ComponentLookupError
 from zope.interface.registry import Components
 from zope.security.checker import Checker
 from zope.security.checker import CheckerPublic
@@ -47,6 +60,12 @@ from zope.security.proxy import removeSecurityProxy
 
 #: zope.event's subscribers when only zope.component dispatches.
 STANDARD_SUBSCRIBERS = [dispatch]
+#: zope.interface's adapter hooks when only zope.component's is installed.
+STANDARD_ADAPTER_HOOKS = [component_adapter_hook]
+#: The C lookups' ``adapter_hook`` and the ``lookup1`` it calls.
+LOOKUP1_OF_HOOK = {base.adapter_hook: base.lookup1
+                   for base in (LookupBase, VerifyingBase)}
+STANDARD_ADAPT = InterfaceBase.__adapt__
 PROVIDED_BY = '__providedBy__'
 
 
@@ -144,4 +163,45 @@ def query_adapter(ob, interface):
         adapter = interface._call_conform(conform)
         if adapter is not None:
             return adapter
+    if type(ob) is Proxy:
+        lookup1 = hooked_lookup1(interface)
+        if lookup1 is not None:
+            return adapt_proxied(ob, interface, lookup1)
     return interface.__adapt__(ob)
+
+
+def hooked_lookup1(interface):
+    """The ``lookup1`` of the current site's adapter lookup, bound, when
+    adapting to ``interface`` goes through zope.interface's own
+    ``__adapt__`` to zope.component's hook alone, and the hook to the C
+    ``adapter_hook`` of that lookup; else None."""
+    if type(interface).__adapt__ is not STANDARD_ADAPT \
+            or zope.interface.interface.adapter_hooks \
+            != STANDARD_ADAPTER_HOOKS \
+            or component_adapter_hook.implementation \
+            is not hooks.adapter_hook:
+        return None
+    hook = hooks.siteinfo.adapter_hook
+    lookup = getattr(hook, '__self__', None)
+    if type(hook) is BuiltinMethodType and isinstance(lookup, LookupBase):
+        adapter_hook = getattr(type(lookup), 'adapter_hook', None)
+        lookup1 = LOOKUP1_OF_HOOK.get(adapter_hook)
+        if lookup1 is not None and hook == adapter_hook.__get__(lookup):
+            return lookup1.__get__(lookup)
+    return None
+
+
+def adapt_proxied(ob, interface, lookup1):
+    """What ``interface.__adapt__(ob)`` does for a proxied ``ob`` through
+    zope.component's hook (see ``hooked_lookup1``), the interfaces read
+    as ``interfaces_of`` reads them."""
+    spec = interfaces_of(ob)
+    if spec.isOrExtends(interface):
+        return ob
+    factory = lookup1(spec, interface, '')
+    if factory is None:
+        return None
+    try:
+        return factory(ob)
+    except ComponentLookupError:
+        return None

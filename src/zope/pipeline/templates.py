@@ -42,6 +42,8 @@ from zope.security.proxy import removeSecurityProxy
 from zope.traversing.adapters import traversePathElement
 from zope.traversing.interfaces import ITraversable
 
+from zope.pipeline.components import query_adapter
+
 log = logging.getLogger(__name__)
 
 #: What the cache key depends on besides the template.
@@ -84,10 +86,16 @@ def is_dict(base):
 
 def step(base, name, path_items, request):
     """One name of a path, as zope.pagetemplate's trusted traverser takes
-    it."""
+    it.  The ``ITraversable`` adapter of a plain name is found by
+    ``components.query_adapter`` (what ``traversePathElement`` would
+    find, in fewer steps through a security proxy)."""
     if is_dict(base):
         return base[name]
-    return traversePathElement(base, name, path_items, request=request)
+    traversable = None
+    if name not in ('.', '..') and name[:1] not in '@+':
+        traversable = query_adapter(base, ITraversable)
+    return traversePathElement(base, name, path_items,
+                               traversable=traversable, request=request)
 
 
 def path_traverse(base, econtext, call, path_items):
