@@ -415,6 +415,22 @@ def test_a_new_registration_starts_a_new_table(site):
     assert _shared[site.db] is not before
 
 
+def test_objects_of_two_connections_checked_in_turn_use_each_ones_table(
+        site):
+    """Two jars in one interaction (two databases, or two connections):
+    each object is decided with its own connection's table, whichever
+    was used last; a change in one connection leaves the other sharing."""
+    first, second = site.nodes(0), site.nodes(1)
+    in_turn = [node for pair in zip(first, second) for node in pair]
+    assert check_in_interaction('alice', 'perm.view', in_turn) == [
+        False] * 6
+    assert len(shared_table(site)) == 3  # one snapshot, one table
+    IPrincipalPermissionManager(second[1]).grantPermissionToPrincipal(
+        'perm.view', 'alice')  # connection 1 has changed objects now
+    assert check_in_interaction('alice', 'perm.view', in_turn) == [
+        False, False, False, True, False, True]
+
+
 def test_an_unknown_storage_snapshot_shares_nothing():
     assert snapshot_of(object()) is None
     assert shared_grants(object(), None) is None

@@ -160,6 +160,8 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
         self._objects = {}
         #: id(jar) -> (jar, site manager, table or None) of the last lookup
         self._tables = {}
+        #: the entry of ``_tables`` used last
+        self._last_table = (None, None, None)
 
     def invalidate_cache(self):
         super().invalidate_cache()
@@ -178,48 +180,52 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
         if permission is CheckerPublic:
             return True
         object = removeSecurityProxy(object)
-        key = (id(object), permission)
+        ob_id = id(object)
+        key = (ob_id, permission)
         decision = self._checked.get(key)
-        if decision is None:
-            if object is not None and self._inherits(object):
-                # every principal's decision is the parent's (siblings
-                # find it decided)
-                parent = removeSecurityProxy(
-                    getattr(object, '__parent__', None))
-                decision = self._checked.get((id(parent), permission))
-                if decision is None:
-                    decision = self.checkPermission(permission, parent)
-            else:
-                decision = super().checkPermission(permission, object)
-            self._checked[key] = decision
-            self._objects[key[0]] = object
+        if decision is not None:
+            return decision
+        # Does the object take its parent's decisions (it grants nothing)?
+        inherits = self._grants_nothing.get(ob_id)
+        if inherits is None and object is not None:
+            inherits = self._grants_nothing[ob_id] = \
+                self._shared_inherits(object)
+            self._objects[ob_id] = object
+        if inherits:
+            # every principal's decision is the parent's (siblings find
+            # it decided)
+            parent = removeSecurityProxy(getattr(object, '__parent__', None))
+            decision = self._checked.get((id(parent), permission))
+            if decision is None:
+                decision = self.checkPermission(permission, parent)
+        else:
+            decision = super().checkPermission(permission, object)
+        # ``_objects`` holds the object since its ``_grants_nothing``
+        # entry was made (None needs no holding)
+        self._checked[key] = decision
         return decision
-
-    def _inherits(self, ob):
-        """Does ``ob`` take its parent's decisions (it grants nothing)?"""
-        key = id(ob)
-        inherits = self._grants_nothing.get(key)
-        if inherits is None:
-            inherits = self._grants_nothing[key] = self._shared_inherits(ob)
-            self._objects[key] = ob
-        return inherits
 
     def _shared_inherits(self, ob):
         """``grants_nothing(ob)``, from the shared table when ``ob`` is a
         persistent object of an unchanged database state."""
         jar = getattr(ob, '_p_jar', None) if self._sharing else None
-        if jar is None or not issubclass(type(ob), Persistent) \
-                or ob._p_oid is None or not is_clean(jar):
+        if jar is None or not issubclass(type(ob), Persistent):
+            return grants_nothing(ob)
+        oid = ob._p_oid
+        if oid is None or not is_clean(jar):
             return grants_nothing(ob)
         site_manager = getSiteManager()
-        entry = self._tables.get(id(jar))
-        if entry is None or entry[1] is not site_manager:
-            entry = self._tables[id(jar)] = (jar, site_manager, shared_grants(
-                jar, registry_key(site_manager)))
+        entry = self._last_table
+        if entry[0] is not jar or entry[1] is not site_manager:
+            entry = self._tables.get(id(jar))
+            if entry is None or entry[1] is not site_manager:
+                entry = self._tables[id(jar)] = (
+                    jar, site_manager,
+                    shared_grants(jar, registry_key(site_manager)))
+            self._last_table = entry
         table = entry[2]
         if table is None:
             return grants_nothing(ob)
-        oid = ob._p_oid
         inherits = table.get(oid)
         if inherits is None:
             inherits = grants_nothing(ob)
