@@ -8,7 +8,6 @@ makes it do what its docstring says.
 """
 
 import contextlib
-import os
 
 import pytest
 import transaction
@@ -104,26 +103,6 @@ def test_a_local_client_class_is_patched_once():
 
 # -- the stale read it caused, on MariaDB with a persistent cache
 
-def write_config(directory, name, cache_dir=None):
-    path = os.path.join(str(directory), 'zodb-%s.conf' % (
-        'cached' if cache_dir else 'plain'))
-    cache = '    cache-local-dir %s\n' % cache_dir if cache_dir else ''
-    with open(path, 'w') as handle:
-        handle.write('%%import relstorage\n'
-                     '<zodb main>\n'
-                     '  <relstorage>\n'
-                     '    keep-history false\n'
-                     '%s'
-                     '    <mysql>\n'
-                     '      db %s\n'
-                     '      user root\n'
-                     '      unix_socket %s\n'
-                     '    </mysql>\n'
-                     '  </relstorage>\n'
-                     '</zodb>\n' % (cache, name, inner.MARIADB_SOCKET))
-    return path
-
-
 @contextlib.contextmanager
 def opened(config):
     db = ZODB.config.databaseFromURL(config)
@@ -194,8 +173,10 @@ def test_a_request_under_way_reads_its_own_snapshot_after_another_thread_vacuums
     cache_dir = tmp_path / 'cache'
     cache_dir.mkdir()
     with mariadb.scratch_database() as name:
-        cached = write_config(tmp_path, name, cache_dir)
-        plain = write_config(tmp_path, name)
+        (tmp_path / 'cached').mkdir()
+        (tmp_path / 'plain').mkdir()
+        cached = inner.mysql_config(tmp_path / 'cached', name, cache_dir)
+        plain = inner.mysql_config(tmp_path / 'plain', name)
         save_a_frozen_length(cached, plain)
         with opened(cached) as served, opened(plain) as other_server:
             x, a = Reader(served), Reader(served)

@@ -90,22 +90,26 @@ def sqlite_config(directory):
     return path
 
 
-def mysql_config(directory, database_name):
+def mysql_config(directory, database_name, cache_local_dir=None):
     """Write a ZConfig file for RelStorage on the local MariaDB (root over
-    its socket); return its path."""
+    its socket), with a persistent local cache in ``cache_local_dir`` if
+    given; return its path."""
     path = os.path.join(str(directory), 'zodb-mysql.conf')
+    cache = ('    cache-local-dir %s\n' % cache_local_dir
+             if cache_local_dir else '')
     with open(path, 'w') as handle:
         handle.write('%%import relstorage\n'
                      '<zodb main>\n'
                      '  <relstorage>\n'
                      '    keep-history false\n'
+                     '%s'
                      '    <mysql>\n'
                      '      db %s\n'
                      '      user root\n'
                      '      unix_socket %s\n'
                      '    </mysql>\n'
                      '  </relstorage>\n'
-                     '</zodb>\n' % (database_name, MARIADB_SOCKET))
+                     '</zodb>\n' % (cache, database_name, MARIADB_SOCKET))
     return path
 
 
