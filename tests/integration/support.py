@@ -7,6 +7,7 @@ Everything listens on 127.0.0.1, on ports the kernel picked as free, and
 every wait is bounded.
 """
 
+import concurrent.futures
 import contextlib
 import http.client
 import os
@@ -249,6 +250,28 @@ def request(port, path, method='GET', body=None, timeout=30, headers=None):
                 response.read().decode('utf-8', 'replace'))
     finally:
         connection.close()
+
+
+def daemon_pids(port, path=PAGE, wanted=2, seconds=30, clients=4):
+    """The daemon processes answering ``path``: batches of concurrent GETs
+    (one process alone would answer requests sent one after the other)
+    until ``wanted`` processes answered or ``seconds`` passed (a daemon
+    still loading the site answers nothing meanwhile: on a busy machine the
+    second one once took longer than 20 batches to start)."""
+    pids = set()
+
+    def get(_):
+        status, headers, body = request(port, path)
+        assert status == 200, body[:500]
+        return headers['X-Pipeline-Pid']
+
+    deadline = time.monotonic() + seconds
+    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+        while True:
+            pids.update(pool.map(get, range(clients * 2)))
+            if len(pids) >= wanted or time.monotonic() > deadline:
+                return pids
+            time.sleep(0.05)
 
 
 def item_titles(html):

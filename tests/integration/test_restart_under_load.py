@@ -62,25 +62,6 @@ def ab_figures(url, requests, concurrency, timeout=300):
     return figures
 
 
-def daemon_pids(port, wanted=2, batches=20, clients=4):
-    """The daemon processes answering the page: concurrent GETs (one
-    process alone would answer requests sent one after the other) until
-    ``wanted`` processes answered, at most ``batches`` x ``clients``."""
-    pids = set()
-
-    def get(_):
-        status, headers, body = support.request(port, support.PAGE)
-        assert status == 200, body[:500]
-        return headers['X-Pipeline-Pid']
-
-    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
-        for _ in range(batches):
-            pids.update(pool.map(get, range(clients * 2)))
-            if len(pids) >= wanted:
-                break
-    return pids
-
-
 def under_load(server, restart):
     """ab over the page; ``restart()`` once it is under way."""
     url = 'http://127.0.0.1:%d%s' % (server.port, support.PAGE)
@@ -115,9 +96,9 @@ def test_touching_the_script_under_load_reloads_daemons_losing_nothing(
         mysql_site):
     server = support.ModWsgiServer(mysql_site, processes=2, threads=1)
     with support.running(server):
-        before = daemon_pids(server.port)
+        before = support.daemon_pids(server.port)
         figures = under_load(server, lambda: os.utime(server.script))
-        after = daemon_pids(server.port)
+        after = support.daemon_pids(server.port)
         log = server.log()
     lost = figures.get('failed', 0) + figures.get('non_2xx', 0)
     record('daemon reload (touch the WSGI script)', figures,
@@ -169,12 +150,12 @@ def test_apachectl_graceful_under_load_answers_every_request(
     server = support.ModWsgiServer(mysql_site, processes=2, threads=threads,
                                    extra=extra)
     with support.running(server):
-        before = daemon_pids(server.port)
+        before = support.daemon_pids(server.port)
         results = []
         figures = under_load(
             server, lambda: results.append(server.apachectl('graceful')))
         server.wait_until_serving(60)
-        after = daemon_pids(server.port)
+        after = support.daemon_pids(server.port)
         log = server.log()
     [graceful] = results
     assert graceful.returncode == 0, graceful.stdout + graceful.stderr

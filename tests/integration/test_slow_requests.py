@@ -181,25 +181,6 @@ def test_slow_admin_requests_in_their_own_group_leave_fast_pages_fast(
     assert loaded <= bound, (unloaded, loaded)
 
 
-def daemon_pids(port, path, wanted, batches=20, clients=4):
-    """The daemon processes answering ``path``: concurrent GETs (one
-    process alone would answer requests sent one after the other) until
-    ``wanted`` processes answered, at most ``batches`` x ``clients``."""
-    pids = set()
-
-    def get(_):
-        status, headers, body = support.request(port, path)
-        assert status == 200, body[:500]
-        return headers['X-Pipeline-Pid']
-
-    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
-        for _ in range(batches):
-            pids.update(pool.map(get, range(clients)))
-            if len(pids) >= wanted:
-                break
-    return pids
-
-
 @pytest.mark.parametrize('group', ['admin', 'site'])
 def test_a_request_past_its_timeout_gets_504_and_its_thread_serves_again(
         slow_site, group):
@@ -216,7 +197,7 @@ def test_a_request_past_its_timeout_gets_504_and_its_thread_serves_again(
         quick, processes, threads = support.PAGE, 2, 1
     server = Server(slow_site, options)
     with support.running(server):
-        before = daemon_pids(server.port, quick, wanted=processes)
+        before = support.daemon_pids(server.port, quick, wanted=processes)
         started = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(
                 processes * threads) as pool:
@@ -225,7 +206,7 @@ def test_a_request_past_its_timeout_gets_504_and_its_thread_serves_again(
                        for _ in range(processes * threads)]
             answers = [future.result(timeout=90) for future in endless]
         seconds = time.monotonic() - started
-        after = daemon_pids(server.port, quick, wanted=processes)
+        after = support.daemon_pids(server.port, quick, wanted=processes)
         log = server.log()
     statuses = [status for status, headers, body in answers]
     reliability_report.record(
