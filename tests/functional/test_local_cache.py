@@ -11,7 +11,6 @@ import contextlib
 
 import pytest
 import transaction
-import ZODB.config
 from BTrees.Length import Length
 from conftest import need
 from persistent.mapping import PersistentMapping
@@ -20,6 +19,7 @@ from relstorage.cache.local_client import LocalClient
 from relstorage.options import Options
 
 from zope.pipeline import compat
+from zope.pipeline import storage
 
 from . import inner
 from .inner import mariadb
@@ -105,7 +105,8 @@ def test_a_local_client_class_is_patched_once():
 
 @contextlib.contextmanager
 def opened(config):
-    db = ZODB.config.databaseFromURL(config)
+    """The database as the pipeline opens it (``compat.apply()`` first)."""
+    db = storage.open_database(config)
     try:
         yield db
     finally:
@@ -169,7 +170,6 @@ def save_a_frozen_length(cached_config, plain_config):
 def test_a_request_under_way_reads_its_own_snapshot_after_another_thread_vacuums_the_index(  # noqa: E501
         tmp_path):
     need(mariadb.available(), 'MariaDB is not running on this machine')
-    compat.apply()
     cache_dir = tmp_path / 'cache'
     cache_dir.mkdir()
     with mariadb.scratch_database() as name:

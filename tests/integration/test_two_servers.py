@@ -138,8 +138,8 @@ class Connection:
                 self.reconnects += 1
                 self.reopen()
                 continue
-            self.pids.add(response.getheader('X-Pipeline-Pid'))
             self.last_pid = response.getheader('X-Pipeline-Pid')
+            self.pids.add(self.last_pid)
             return response.status, response, data
         raise AssertionError('%s %s: the connection closed %d times'
                              % (method, path, RECONNECTS_PER_REQUEST))
