@@ -591,3 +591,54 @@ def test_a_site_hook_that_is_no_lookups_adapter_hook_is_not_used(
         assert events.hooked_lookup1(IPlainEvent) is None
     finally:
         del siteinfo.adapter_hook
+
+
+# -- adapter_factory: the factory interface(ob, None) would call
+
+@pytest.mark.parametrize('make', [Content, Other, Failing, marked_content,
+                                  object],
+                         ids=['adapted', 'other', 'failing', 'provides',
+                              'nothing'])
+@pytest.mark.parametrize('interface', [IPlainEvent, IMarker, IContent])
+@pytest.mark.parametrize('in_site', [False, True], ids=['global', 'site'])
+def test_an_adapter_factory_is_the_one_the_interface_calls(
+        site_adapters, make, interface, in_site):
+    """Called with the object, the factory found gives what the interface
+    gives; an object providing the interface needs none (None)."""
+    ob = make()
+    with site(site_adapters if in_site else None):
+        factory = events.adapter_factory(ob, interface)
+        expected = outcome(lambda: interface(ob, None))
+        if factory is None:
+            assert expected is None or expected is ob
+        else:
+            got = outcome(lambda: factory(ob))
+            if factory is lookup_failing:  # the hook answers None for it
+                assert (got[0].__name__, expected) == (
+                    "ComponentLookupError", None)
+            else:
+                assert got == expected
+
+
+def test_an_adapter_factory_is_not_told_for_a_proxy_or_a_conforming_object(
+        single_adapters):
+    from zope.security.checker import NamesChecker
+    from zope.security.proxy import Proxy
+    assert events.adapter_factory(Content(), IPlainEvent) is Adapted
+    assert events.adapter_factory(
+        Proxy(Content(), NamesChecker(())), IPlainEvent) is None
+    assert events.adapter_factory(Conforming(None), IPlainEvent) is None
+
+
+def test_an_adapter_factory_is_not_told_through_another_hook(
+        single_adapters):
+    from zope.interface.interface import adapter_hooks
+
+    def hook(interface, ob):
+        return ('hooked', interface)
+
+    adapter_hooks.insert(0, hook)
+    try:
+        assert events.adapter_factory(Content(), IPlainEvent) is None
+    finally:
+        adapter_hooks.remove(hook)

@@ -205,3 +205,19 @@ def adapt_proxied(ob, interface, lookup1):
         return factory(ob)
     except ComponentLookupError:
         return None
+
+
+def adapter_factory(ob, interface):
+    """The factory ``interface(ob, None)`` calls for an unproxied ``ob``
+    that has no ``__conform__`` and does not provide ``interface``, looked
+    up as zope.component's hook looks it up (``hooked_lookup1``); None when
+    there is none or when ``ob`` or the hooks are not of that kind."""
+    if type(ob) is Proxy or getattr(ob, '__conform__', None) is not None:
+        return None
+    lookup1 = hooked_lookup1(interface)
+    if lookup1 is None:
+        return None
+    spec = providedBy(ob)
+    if spec.isOrExtends(interface):
+        return None
+    return lookup1(spec, interface, '')
