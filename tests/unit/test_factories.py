@@ -3,6 +3,7 @@ pipeline, declining factories, and 405 when no factory handles a request."""
 
 import io
 
+import pytest
 from zope.interface import implementedBy
 from zope.interface import providedBy
 from zope.publisher.browser import BrowserRequest
@@ -56,14 +57,41 @@ def test_default_factories_choose_by_method_and_content_type(clean_zope):
             method, content_type, expected)
 
 
-def test_requests_are_zope_publisher_requests_with_the_default_skin():
+@pytest.mark.parametrize('factory, stock, method', [
+    (factories.browser, BrowserRequest, 'GET'),
+    (factories.xmlrpc, XMLRPCRequest, 'POST'),
+    (factories.http, HTTPRequest, 'PUT'),
+], ids=['browser', 'xmlrpc', 'http'])
+def test_requests_are_zope_publisher_requests_but_for_their_locale(
+        factory, stock, method):
+    """The classes made differ from zope.publisher's in ``setupLocale``
+    alone (and a ``repr`` naming zope.publisher's class, as the classic
+    publisher's requests did): every other attribute is zope.publisher's,
+    the instances have the same slots (no ``__dict__`` where
+    zope.publisher's have none) and provide the same interfaces."""
+    request = factory(io.BytesIO(b''), environ_for(method, 'text/xml'))
+    cls = type(request)
+    assert isinstance(request, stock) and cls is not stock
+    assert cls.__name__ == stock.__name__
+    assert cls.__mro__ == (cls, factories.RememberedLocale) + stock.__mro__
+    bookkeeping = {'__doc__', '__module__', '__slots__', '__provides__',
+                   '__implemented__', '__providedBy__', '__qualname__'}
+    assert set(vars(cls)) - bookkeeping == set()
+    assert set(vars(factories.RememberedLocale)) - bookkeeping == {
+        'setupLocale', '__repr__'}
+    assert repr(request) == repr(stock(
+        io.BytesIO(b''), environ_for(method, 'text/xml')))
+    assert repr(request).startswith('<%s.%s instance URL=' % (
+        stock.__module__, stock.__name__))
+    assert hasattr(request, '__dict__') == hasattr(
+        stock(io.BytesIO(b''), environ_for(method)), '__dict__')
+    assert list(implementedBy(cls).flattened()) == list(
+        implementedBy(stock).flattened())
+
+
+def test_browser_requests_have_the_default_skin():
     browser = factories.browser(io.BytesIO(b''), environ_for('GET'))
-    assert type(browser) is BrowserRequest
     assert IDefaultBrowserLayer.providedBy(browser)
-    xmlrpc = factories.xmlrpc(io.BytesIO(b''), environ_for('POST', 'text/xml'))
-    assert type(xmlrpc) is XMLRPCRequest
-    assert type(factories.http(io.BytesIO(b''), environ_for('PUT'))) is (
-        HTTPRequest)
 
 
 def test_lookup_through_the_pipeline_prefers_method_and_mimetype(serve):
@@ -114,3 +142,166 @@ def test_probe_spec_is_what_a_real_request_provides():
     spec = factories.probe_spec(factories.browser, 'POST')
     real = factories.browser(io.BytesIO(b''), environ_for('POST'))
     assert spec is providedBy(real)
+
+
+# -- the locale: zope.publisher's, remembered per Accept-Language
+
+ACCEPT_LANGUAGES = ['', 'en', 'de-CH,de;q=0.8,en;q=0.5', 'xx-yy, fr',
+                    'en;q=0, de', 'pt-br', 'en;q=bad, de', '*', 'zz']
+
+
+@pytest.fixture
+def languages(clean_zope):
+    from zope.component.hooks import setHooks
+    setHooks()
+    factories.clear_locales()
+    yield
+    factories.clear_locales()
+
+
+def language_adapter(adapter):
+    from zope.component import provideAdapter
+    from zope.i18n.interfaces import IUserPreferredLanguages
+    from zope.publisher.interfaces.http import IHTTPRequest
+    provideAdapter(adapter, (IHTTPRequest,), IUserPreferredLanguages)
+
+
+def locale_request(make, accept_language=None, cookie=None):
+    environ = environ_for('GET')
+    if accept_language is not None:
+        environ['HTTP_ACCEPT_LANGUAGE'] = accept_language
+    if cookie is not None:
+        environ['HTTP_COOKIE'] = cookie
+    return make(io.BytesIO(b''), environ)
+
+
+def described(request):
+    """The request's locale and what its creation noted."""
+    locale = request.locale
+    return (locale and (locale.id.language, locale.id.territory,
+                        locale.id.variant),
+            dict(request.annotations))
+
+
+def stock_request(input_stream, environ):
+    from zope.publisher.skinnable import setDefaultSkin
+    request = BrowserRequest(input_stream, environ)
+    setDefaultSkin(request)
+    return request
+
+
+@pytest.mark.parametrize('adapter', [
+    'BrowserLanguages', 'CacheableBrowserLanguages',
+    'ModifiableBrowserLanguages'])
+@pytest.mark.parametrize('header', ACCEPT_LANGUAGES)
+def test_a_remembered_locale_is_the_one_zope_publisher_sets_up(
+        languages, adapter, header):
+    """The first request with a header sets it up the stock way, the next
+    ones are given it: the same locale object, the same languages noted."""
+    from zope.publisher import browser
+    language_adapter(getattr(browser, adapter))
+    for attempt in ('first', 'remembered'):
+        ours = locale_request(factories.browser, header)
+        stock = locale_request(stock_request, header)
+        assert (attempt, described(ours)) == (attempt, described(stock))
+        assert ours.locale is stock.locale
+    assert len(factories._locales) == 1
+
+
+def test_a_cookie_named_like_the_header_is_read_as_zope_publisher_reads_it(
+        languages):
+    from zope.publisher.browser import ModifiableBrowserLanguages
+    language_adapter(ModifiableBrowserLanguages)
+    for _ in range(2):
+        ours = locale_request(factories.browser, 'en',
+                              'HTTP_ACCEPT_LANGUAGE=de')
+        assert described(ours) == described(
+            locale_request(stock_request, 'en', 'HTTP_ACCEPT_LANGUAGE=de'))
+        assert ours.locale.id.language == 'de'
+    assert described(locale_request(factories.browser, 'en'))[0] == (
+        'en', None, None)
+
+
+def test_languages_noted_for_one_request_are_its_own(languages):
+    from zope.publisher.browser import BROWSER_LANGUAGES_KEY
+    from zope.publisher.browser import ModifiableBrowserLanguages
+    language_adapter(ModifiableBrowserLanguages)
+    first = locale_request(factories.browser, 'fr, en')
+    first.annotations[BROWSER_LANGUAGES_KEY]['cached'].append('de')
+    second = locale_request(factories.browser, 'fr, en')
+    second.annotations[BROWSER_LANGUAGES_KEY]['cached'].append('it')
+    third = locale_request(factories.browser, 'fr, en')
+    assert third.annotations[BROWSER_LANGUAGES_KEY] == {
+        'cached': ['fr', 'en']}
+
+
+def test_languages_set_later_set_the_locale_up_again(languages):
+    """``setPreferredLanguages`` notes the languages and calls
+    ``setupLocale`` again: that one goes the stock way."""
+    from zope.component import provideAdapter
+    from zope.i18n.interfaces import IModifiableUserPreferredLanguages
+    from zope.publisher.browser import ModifiableBrowserLanguages
+    from zope.publisher.interfaces.http import IHTTPRequest
+    language_adapter(ModifiableBrowserLanguages)
+    provideAdapter(ModifiableBrowserLanguages, (IHTTPRequest,),
+                   IModifiableUserPreferredLanguages)
+    for make in (factories.browser, stock_request):
+        request = locale_request(make, 'en')
+        IModifiableUserPreferredLanguages(request).setPreferredLanguages(
+            ['de'])
+        assert described(request)[0] == ('de', None, None)
+    assert described(locale_request(factories.browser, 'en'))[0] == (
+        'en', None, None)
+
+
+def test_another_language_adapter_is_asked_every_time(languages):
+    """An adapter of the application's (here one that reads a cookie) is
+    not zope.publisher's: nothing is remembered."""
+    from zope.publisher.browser import BrowserLanguages
+
+    class CookieLanguages(BrowserLanguages):
+        def getPreferredLanguages(self):
+            return [self.request.get('lang', 'en')]
+
+    language_adapter(CookieLanguages)
+    for cookie, language in [('lang=de', 'de'), ('lang=fr', 'fr'),
+                             (None, 'en')]:
+        request = locale_request(factories.browser, 'en', cookie)
+        assert described(request)[0] == (language, None, None)
+    assert factories._locales == {}
+
+
+def test_without_a_language_adapter_a_request_has_no_locale(languages):
+    assert locale_request(factories.browser, 'en').locale is None
+    assert locale_request(stock_request, 'en').locale is None
+    assert factories._locales == {}
+
+
+def test_a_header_that_is_not_text_goes_the_stock_way(languages):
+    from zope.publisher.browser import ModifiableBrowserLanguages
+    language_adapter(ModifiableBrowserLanguages)
+    for make in (factories.browser, stock_request):
+        with pytest.raises(TypeError):
+            locale_request(make, b'en')
+    assert factories._locales == {}
+
+
+def test_remembered_locales_are_bounded(languages, monkeypatch):
+    """The header is the client's: at most MAX_LOCALES outcomes are kept
+    (then they are forgotten and remembered afresh)."""
+    from zope.publisher.browser import ModifiableBrowserLanguages
+    language_adapter(ModifiableBrowserLanguages)
+    monkeypatch.setattr(factories, 'MAX_LOCALES', 3)
+    for number in range(10):
+        request = locale_request(factories.browser, 'en, x%d' % number)
+        assert described(request)[0] == ('en', None, None)
+        assert 1 <= len(factories._locales) <= 3
+
+
+def test_a_subclass_of_ours_is_named_in_its_repr():
+    class MyRequest(factories.BrowserRequest):
+        __slots__ = ()
+
+    request = MyRequest(io.BytesIO(b''), environ_for('GET'))
+    assert repr(request) == '<%s.MyRequest instance URL=http://localhost>' % (
+        __name__)

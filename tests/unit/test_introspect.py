@@ -29,7 +29,7 @@ def test_settings_become_json_values():
 def test_request_factories_are_described_per_request_type(build):
     factories = describe_request_factories(build('specific.zcml'))
     assert factories['xmlrpc'] == {
-        'factory': 'zope.publisher.xmlrpc.XMLRPCRequest',
+        'factory': 'zope.pipeline.factories.XMLRPCRequest',
         'methods': ['POST'], 'mimetypes': ['text/xml'], 'priority': 20,
         'registered_at': at('types.zcml', '"xmlrpc"')}
 

@@ -1,19 +1,131 @@
-"""Request factories: zope.publisher's request classes, made per request."""
+"""Request factories: zope.publisher's request classes, made per request.
+
+The default factories make requests of subclasses of zope.publisher's
+``BrowserRequest``, ``HTTPRequest`` and ``XMLRPCRequest`` that differ in
+one method: ``setupLocale``, which every request's ``__init__`` calls,
+remembers its outcome (the preferred languages and the locale) per value
+of the request's ``HTTP_ACCEPT_LANGUAGE`` where zope.publisher's own
+adapter reads that value alone (see ``RememberedLocale``).  Their
+``repr`` names zope.publisher's class, as the classic publisher's
+requests did.
+"""
 
 import io
 
+from zope.i18n.interfaces import IUserPreferredLanguages
 from zope.interface import implementedBy
 from zope.interface import implementer
 from zope.interface import providedBy
-from zope.publisher.browser import BrowserRequest
-from zope.publisher.http import HTTPRequest
+from zope.publisher import browser as publisher_browser
+from zope.publisher import http as publisher_http
+from zope.publisher import xmlrpc as publisher_xmlrpc
+from zope.publisher.browser import BROWSER_LANGUAGES_KEY
+from zope.publisher.browser import BrowserLanguages
+from zope.publisher.browser import CacheableBrowserLanguages
+from zope.publisher.browser import ModifiableBrowserLanguages
 from zope.publisher.interfaces.browser import IBrowserRequest
 from zope.publisher.interfaces.http import IHTTPRequest
 from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 from zope.publisher.skinnable import setDefaultSkin
-from zope.publisher.xmlrpc import XMLRPCRequest
 
+from zope.pipeline.components import adapter_factory
 from zope.pipeline.interfaces import IRequestFactory
+
+#: zope.publisher's adapters whose preferred languages are a function of
+#: ``request.get('HTTP_ACCEPT_LANGUAGE', '')`` alone -> whether they note
+#: them in the request's annotations (``BROWSER_LANGUAGES_KEY``).
+HEADER_LANGUAGES = {
+    BrowserLanguages: False,
+    CacheableBrowserLanguages: True,
+    ModifiableBrowserLanguages: True,
+}
+
+#: The most outcomes remembered (the header is the client's to choose).
+MAX_LOCALES = 256
+
+#: (adapter class, Accept-Language value) -> (languages, locale)
+_locales = {}
+
+
+class RememberedLocale:
+    """``setupLocale`` as zope.publisher's, its outcome remembered.
+
+    zope.publisher's ``setupLocale`` adapts the request to
+    ``IUserPreferredLanguages``, parses the preferred languages and loads
+    the first locale that exists.  Where the adapter is one of
+    zope.publisher's own (``HEADER_LANGUAGES``) and the request has no
+    languages noted yet (``setPreferredLanguages`` notes them, then calls
+    ``setupLocale`` again), the outcome depends on the header's value
+    only: the first request with a value sets the locale up the stock way
+    and the others with that value get its languages (a list of their own,
+    noted as the stock adapter notes them) and its locale (the same
+    object, as zope.i18n's locale provider gives).  Any other adapter,
+    header or state goes the stock way.
+    """
+
+    __slots__ = ()
+
+    def setupLocale(self):
+        factory = adapter_factory(self, IUserPreferredLanguages)
+        notes = HEADER_LANGUAGES.get(factory) \
+            if isinstance(factory, type) else None
+        header = self.get('HTTP_ACCEPT_LANGUAGE', '')
+        if notes is None or not isinstance(header, str) or \
+                BROWSER_LANGUAGES_KEY in self.annotations:
+            super().setupLocale()
+            return
+        key = (factory, header)
+        known = _locales.get(key)
+        if known is None:
+            languages = list(factory(self).getPreferredLanguages())
+            super().setupLocale()
+            if len(_locales) >= MAX_LOCALES:
+                _locales.clear()
+            _locales[key] = (languages, self._locale)
+            return
+        languages, self._locale = known
+        if notes:
+            self.annotations[BROWSER_LANGUAGES_KEY] = {
+                'cached': list(languages)}
+
+
+    def __repr__(self):
+        # zope.publisher's short repr, naming zope.publisher's class for
+        # ours (applications' doctests print it, e.g. zope.app.publication's
+        # methodnotallowed.rst)
+        shown = type(self)
+        shown = STOCK_CLASSES.get(shown, shown)
+        return '<%s.%s instance URL=%s>' % (shown.__module__, shown.__name__,
+                                            str(self.URL))
+
+
+def clear_locales():
+    """Forget the remembered locales (tests)."""
+    _locales.clear()
+
+
+class BrowserRequest(RememberedLocale, publisher_browser.BrowserRequest):
+    """zope.publisher's ``BrowserRequest``, its locale remembered."""
+
+    # a slot of its own, as zope.publisher's classes declare (else
+    # zope.interface gives the class a read-only ClassProvides)
+    __slots__ = ('__provides__',)
+
+
+class HTTPRequest(RememberedLocale, publisher_http.HTTPRequest):
+    """zope.publisher's ``HTTPRequest``, its locale remembered."""
+
+    # a slot of its own, as zope.publisher's classes declare (else
+    # zope.interface gives the class a read-only ClassProvides)
+    __slots__ = ('__provides__',)
+
+
+class XMLRPCRequest(RememberedLocale, publisher_xmlrpc.XMLRPCRequest):
+    """zope.publisher's ``XMLRPCRequest``, its locale remembered."""
+
+    # a slot of its own, as zope.publisher's classes declare (else
+    # zope.interface gives the class a read-only ClassProvides)
+    __slots__ = ('__provides__',)
 
 
 @implementer(IRequestFactory)
@@ -40,6 +152,14 @@ class RequestFactory:
     def __repr__(self):
         return '<RequestFactory %s.%s>' % (self.request_class.__module__,
                                            self.request_class.__name__)
+
+
+#: Our request classes -> zope.publisher's they extend.
+STOCK_CLASSES = {
+    BrowserRequest: publisher_browser.BrowserRequest,
+    HTTPRequest: publisher_http.HTTPRequest,
+    XMLRPCRequest: publisher_xmlrpc.XMLRPCRequest,
+}
 
 
 browser = RequestFactory(BrowserRequest, IBrowserRequest)
