@@ -485,12 +485,25 @@ def site_adapters(single_adapters):
     return root
 
 
-@pytest.mark.parametrize('make', [Content, Other, Failing, marked_content,
-                                  object],
-                         ids=['adapted', 'other', 'failing', 'provides',
-                              'nothing'])
-@pytest.mark.parametrize('interface', [IPlainEvent, IMarker, IContent])
-@pytest.mark.parametrize('in_site', [False, True], ids=['global', 'site'])
+#: Objects adapted to an interface, globally and in the site: the ways
+#: an adapter is found (or not) the lookups below must agree on.
+site_cases = [
+    pytest.mark.parametrize('make', [Content, Other, Failing, marked_content,
+                                     object],
+                            ids=['adapted', 'other', 'failing', 'provides',
+                                 'nothing']),
+    pytest.mark.parametrize('interface', [IPlainEvent, IMarker, IContent]),
+    pytest.mark.parametrize('in_site', [False, True], ids=['global', 'site']),
+]
+
+
+def over_site_cases(test):
+    for mark in reversed(site_cases):
+        test = mark(test)
+    return test
+
+
+@over_site_cases
 def test_a_proxied_objects_adapter_is_found_by_the_hooks_own_lookup(
         site_adapters, make, interface, in_site):
     from zope.security.checker import NamesChecker
@@ -595,12 +608,7 @@ def test_a_site_hook_that_is_no_lookups_adapter_hook_is_not_used(
 
 # -- adapter_factory: the factory interface(ob, None) would call
 
-@pytest.mark.parametrize('make', [Content, Other, Failing, marked_content,
-                                  object],
-                         ids=['adapted', 'other', 'failing', 'provides',
-                              'nothing'])
-@pytest.mark.parametrize('interface', [IPlainEvent, IMarker, IContent])
-@pytest.mark.parametrize('in_site', [False, True], ids=['global', 'site'])
+@over_site_cases
 def test_an_adapter_factory_is_the_one_the_interface_calls(
         site_adapters, make, interface, in_site):
     """Called with the object, the factory found gives what the interface
