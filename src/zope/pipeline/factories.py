@@ -88,7 +88,6 @@ class RememberedLocale:
             self.annotations[BROWSER_LANGUAGES_KEY] = {
                 'cached': list(languages)}
 
-
     def __repr__(self):
         # zope.publisher's short repr, naming zope.publisher's class for
         # ours (applications' doctests print it, e.g. zope.app.publication's
