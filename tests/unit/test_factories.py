@@ -4,10 +4,13 @@ pipeline, declining factories, and 405 when no factory handles a request."""
 import io
 
 import pytest
+from zope.interface import Interface
+from zope.interface import directlyProvidedBy
 from zope.interface import implementedBy
 from zope.interface import providedBy
 from zope.publisher.browser import BrowserRequest
 from zope.publisher.http import HTTPRequest
+from zope.publisher.interfaces.browser import IBrowserRequest
 from zope.publisher.interfaces.browser import IDefaultBrowserLayer
 from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 from zope.publisher.xmlrpc import XMLRPCRequest
@@ -305,3 +308,230 @@ def test_a_subclass_of_ours_is_named_in_its_repr():
     request = MyRequest(io.BytesIO(b''), environ_for('GET'))
     assert repr(request) == '<%s.MyRequest instance URL=http://localhost>' % (
         __name__)
+
+
+# -- the default skin: zope.publisher's, remembered per class and registry
+
+class ISkinA(IDefaultBrowserLayer):
+    """A skin."""
+
+
+class ISkinB(IDefaultBrowserLayer):
+    """Another skin."""
+
+
+class IExtra(Interface):
+    """Something a request class may come to implement."""
+
+
+class NotASkin(Interface):
+    """An interface that is no skin type."""
+
+
+def mark_skins():
+    from zope.interface import directlyProvides
+    from zope.publisher.interfaces.browser import IBrowserSkinType
+    for skin in (ISkinA, ISkinB):
+        directlyProvides(skin, IBrowserSkinType)
+
+
+@pytest.fixture
+def skins(clean_zope):
+    from zope.component.hooks import setHooks
+    setHooks()
+    mark_skins()
+    factories.clear_skins()
+    yield
+    factories.clear_skins()
+
+
+def zope_publishers_default_skin():
+    """What zope.publisher's configure.zcml registers."""
+    from zope.component import provideAdapter
+    from zope.publisher.interfaces import IDefaultSkin
+    from zope.publisher.interfaces.browser import IBrowserRequest
+    from zope.publisher.skinnable import getDefaultSkin
+    provideAdapter(getDefaultSkin, (IBrowserRequest,), IDefaultSkin,
+                   name='default')
+
+
+def default_skin_directive(skin):
+    """What ``<browser:defaultSkin name="..." />`` does."""
+    from zope.component import provideUtility
+    from zope.publisher.interfaces.browser import IBrowserSkinType
+    from zope.publisher.zcml import setDefaultSkin
+    provideUtility(skin, IBrowserSkinType, skin.__name__)
+    setDefaultSkin(skin.__name__)
+
+
+def skin_registration(name):
+    if name == 'zope.publisher':
+        zope_publishers_default_skin()
+    elif name == 'defaultSkin directive':
+        zope_publishers_default_skin()
+        default_skin_directive(ISkinA)
+
+
+def stock_skinned(cls, method):
+    from zope.publisher.skinnable import setDefaultSkin
+    request = cls(io.BytesIO(b''), environ_for(method, 'text/xml'))
+    setDefaultSkin(request)
+    return request
+
+
+def own_declarations(request):
+    return list(directlyProvidedBy(request))
+
+
+@pytest.mark.parametrize('registration', [
+    'nothing', 'zope.publisher', 'defaultSkin directive'])
+@pytest.mark.parametrize('factory, stock, method', [
+    (factories.browser, BrowserRequest, 'GET'),
+    (factories.xmlrpc, XMLRPCRequest, 'POST'),
+    (factories.http, HTTPRequest, 'PUT'),
+], ids=['browser', 'xmlrpc', 'http'])
+def test_a_remembered_default_skin_is_the_one_zope_publisher_sets(
+        skins, registration, factory, stock, method):
+    """The first request of a class is skinned the stock way, the next
+    ones get the same declaration (zope.interface's own object for it)."""
+    skin_registration(registration)
+    made = []
+    for attempt in ('first', 'remembered'):
+        ours = factory(io.BytesIO(b''), environ_for(method, 'text/xml'))
+        assert (attempt, own_declarations(ours)) == (
+            attempt, own_declarations(stock_skinned(stock, method)))
+        made.append(providedBy(ours))
+    assert made[0] is made[1]
+    assert len(factories._skins) == 1
+
+
+def test_the_default_skins_are_those_the_site_zcml_gives(clean_zope):
+    load_zcml(DEFAULT_SITE_ZCML)
+    factories.clear_skins()
+    for _ in range(2):
+        request = factories.browser(io.BytesIO(b''), environ_for('GET'))
+        assert own_declarations(request) == [IDefaultBrowserLayer]
+    assert len(factories._skins) == 1
+
+
+def test_a_default_skin_registered_later_is_given_at_once(skins):
+    zope_publishers_default_skin()
+    assert own_declarations(factories.browser(
+        io.BytesIO(b''), environ_for('GET'))) == [IDefaultBrowserLayer]
+    default_skin_directive(ISkinB)
+    assert own_declarations(factories.browser(
+        io.BytesIO(b''), environ_for('GET'))) == [ISkinB]
+
+
+def test_a_request_class_that_comes_to_implement_more_is_skinned_afresh(
+        skins):
+    """No registration changes (the generation stays): the class's own
+    declarations do, and the skin registered for them is given."""
+    from zope.component import provideAdapter
+    from zope.interface import classImplements
+    from zope.publisher.interfaces import IDefaultSkin
+
+    class MyRequest(factories.BrowserRequest):
+        __slots__ = ('__provides__',)
+
+    zope_publishers_default_skin()
+    provideAdapter(ISkinB, (IExtra,), IDefaultSkin)
+    make = factories.RequestFactory(MyRequest)
+    assert own_declarations(make(io.BytesIO(b''), environ_for('GET'))) == [
+        IDefaultBrowserLayer]
+    classImplements(MyRequest, IExtra)
+    assert own_declarations(make(io.BytesIO(b''), environ_for('GET'))) == [
+        ISkinB]
+
+
+@pytest.mark.parametrize('name', ['', 'default'])
+def test_a_default_skin_made_per_request_is_made_every_time(skins, name):
+    """An adapter (unnamed, or a ``default`` one other than
+    zope.publisher's) is called with the request: nothing is
+    remembered."""
+    from zope.component import provideAdapter
+    from zope.publisher.interfaces import IDefaultSkin
+    from zope.publisher.interfaces.browser import IBrowserRequest
+
+    def by_header(request):
+        return ISkinA if request.get('HTTP_X_SKIN') == 'a' else ISkinB
+
+    zope_publishers_default_skin()
+    provideAdapter(by_header, (IBrowserRequest,), IDefaultSkin, name=name)
+    for header, skin in [('a', ISkinA), ('b', ISkinB), ('a', ISkinA)]:
+        environ = dict(environ_for('GET'), HTTP_X_SKIN=header)
+        request = factories.browser(io.BytesIO(b''), environ)
+        assert (header, own_declarations(request)) == (header, [skin])
+    assert factories._skins == {}
+
+
+def test_a_request_that_declares_something_already_goes_the_stock_way(
+        skins):
+    """zope.publisher's setDefaultSkin replaces what the request
+    declared: so does ours, for every such request."""
+    from zope.interface import alsoProvides
+
+    class MarkedRequest(factories.BrowserRequest):
+        __slots__ = ('__provides__',)
+
+        def __init__(self, *args):
+            super().__init__(*args)
+            alsoProvides(self, IExtra)
+
+    zope_publishers_default_skin()
+    make = factories.RequestFactory(MarkedRequest)
+    for _ in range(2):
+        request = make(io.BytesIO(b''), environ_for('GET'))
+        assert own_declarations(request) == own_declarations(
+            stock_skinned(MarkedRequest, 'GET')) == [IDefaultBrowserLayer]
+    assert factories._skins == {}
+
+
+def test_a_persistent_registry_is_not_remembered(skins):
+    """A local site's registry is persistent: remembering it would keep
+    its connection alive."""
+    from zope.component.hooks import setSite
+    from zope.component.persistentregistry import PersistentComponents
+    from zope.interface.registry import Components
+    from zope.publisher.interfaces import IDefaultSkin
+
+    components = PersistentComponents('local')
+    components.__bases__ = (Components('unused'),)
+
+    class Site:
+        def getSiteManager(self):
+            return components
+
+    default_skin_directive(ISkinA)
+    components.registerAdapter(ISkinB, (IBrowserRequest,), IDefaultSkin)
+    setSite(Site())
+    try:
+        for _ in range(2):
+            request = factories.browser(io.BytesIO(b''), environ_for('GET'))
+            assert own_declarations(request) == [ISkinB]
+    finally:
+        setSite(None)
+    assert factories._skins == {}
+
+
+def test_a_default_skin_that_is_no_skin_type_is_refused_every_time(skins):
+    from zope.component import provideAdapter
+    from zope.publisher.interfaces import IDefaultSkin
+    provideAdapter(NotASkin, (IBrowserRequest,), IDefaultSkin)
+    for make in (factories.browser, factories.browser,
+                 lambda stream, environ: stock_skinned(BrowserRequest, 'GET')):
+        with pytest.raises(TypeError, match="doesn't provide ISkinType"):
+            make(io.BytesIO(b''), environ_for('GET'))
+    assert factories._skins == {}
+
+
+def test_remembered_default_skins_are_bounded(skins, monkeypatch):
+    monkeypatch.setattr(factories, 'MAX_SKINS', 2)
+    zope_publishers_default_skin()
+    for number in range(5):
+        cls = type('Request%d' % number, (factories.BrowserRequest,),
+                   {'__slots__': ('__provides__',)})
+        request = factories.RequestFactory(cls)(io.BytesIO(b''),
+                                                environ_for('GET'))
+        assert own_declarations(request) == [IDefaultBrowserLayer]
+        assert 1 <= len(factories._skins) <= 2

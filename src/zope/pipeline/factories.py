@@ -7,15 +7,21 @@ remembers its outcome (the preferred languages and the locale) per value
 of the request's ``HTTP_ACCEPT_LANGUAGE`` where zope.publisher's own
 adapter reads that value alone (see ``RememberedLocale``).  Their
 ``repr`` names zope.publisher's class, as the classic publisher's
-requests did.
+requests did.  The factories give each request its default skin as
+zope.publisher's ``setDefaultSkin`` does, its outcome remembered per
+request class and registry where it depends on nothing else
+(``set_default_skin``).
 """
 
 import io
 
+from persistent import Persistent
+from zope.component import getSiteManager
 from zope.i18n.interfaces import IUserPreferredLanguages
 from zope.interface import implementedBy
 from zope.interface import implementer
 from zope.interface import providedBy
+from zope.interface.interfaces import IInterface
 from zope.publisher import browser as publisher_browser
 from zope.publisher import http as publisher_http
 from zope.publisher import xmlrpc as publisher_xmlrpc
@@ -23,9 +29,11 @@ from zope.publisher.browser import BROWSER_LANGUAGES_KEY
 from zope.publisher.browser import BrowserLanguages
 from zope.publisher.browser import CacheableBrowserLanguages
 from zope.publisher.browser import ModifiableBrowserLanguages
+from zope.publisher.interfaces import IDefaultSkin
 from zope.publisher.interfaces.browser import IBrowserRequest
 from zope.publisher.interfaces.http import IHTTPRequest
 from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
+from zope.publisher.skinnable import getDefaultSkin
 from zope.publisher.skinnable import setDefaultSkin
 
 from zope.pipeline.components import adapter_factory
@@ -127,6 +135,76 @@ class XMLRPCRequest(RememberedLocale, publisher_xmlrpc.XMLRPCRequest):
     __slots__ = ('__provides__',)
 
 
+#: The most default skins remembered ((request class, registry) pairs).
+MAX_SKINS = 64
+
+#: (request class, adapter registry) -> (the registry's generation, the
+#: class's resolution order, the declaration the request got or None)
+_skins = {}
+
+
+def set_default_skin(request):
+    """zope.publisher's ``setDefaultSkin(request)``, its outcome remembered.
+
+    Where the request declares nothing of its own yet and the registry has
+    an interface (``browser:defaultSkin``), zope.publisher's
+    ``getDefaultSkin`` or nothing at all as the default skin of its class
+    (``skin_depends_on_class``), the outcome (the declaration
+    ``directlyProvides`` gives the request, or none) depends on the
+    request's class and the registry alone: the next requests of that
+    class get the same declaration, for as long as neither the registry
+    (its generation) nor the class's declarations (their resolution
+    order) change.  A skin adapter called with the request (unnamed, or a
+    named ``default`` one other than zope.publisher's), a request that
+    declares something already and a persistent (local) registry go the
+    stock way every time.
+    """
+    cls = type(request)
+    spec = implementedBy(cls)
+    if providedBy(request) is not spec:
+        setDefaultSkin(request)
+        return
+    adapters = getSiteManager().adapters
+    key = (cls, adapters)
+    generation = getattr(adapters, '_generation', None)
+    known = _skins.get(key)
+    if known is not None and known[0] == generation and \
+            known[1] is spec.__sro__:
+        if known[2] is not None:
+            request.__provides__ = known[2]
+        return
+    sro = spec.__sro__
+    setDefaultSkin(request)
+    if generation is None or isinstance(adapters, Persistent) or \
+            not skin_depends_on_class(adapters, spec):
+        return
+    provided = providedBy(request)
+    if len(_skins) >= MAX_SKINS:
+        _skins.clear()
+    _skins[key] = (generation, sro, provided if provided is not spec
+                   else None)
+
+
+def skin_depends_on_class(adapters, spec):
+    """Does ``setDefaultSkin`` give requests providing ``spec`` a skin
+    that depends on ``spec`` and ``adapters`` alone?  Yes for an interface
+    registered as the default skin (``browser:defaultSkin``), for
+    zope.publisher's named ``default`` adapter (``getDefaultSkin``, which
+    gives ``IDefaultBrowserLayer`` whatever the request) and for none; not
+    for another adapter, unnamed or ``default``, which is called with the
+    request."""
+    skin = adapters.lookup((spec,), IDefaultSkin, '')
+    if skin is None:
+        skin = adapters.lookup((spec,), IDefaultSkin, 'default')
+        return skin is None or skin is getDefaultSkin
+    return IInterface.providedBy(skin)
+
+
+def clear_skins():
+    """Forget the remembered default skins (tests)."""
+    _skins.clear()
+
+
 @implementer(IRequestFactory)
 class RequestFactory:
     """Makes requests of one zope.publisher request class.
@@ -145,7 +223,7 @@ class RequestFactory:
 
     def __call__(self, input_stream, environ):
         request = self.request_class(input_stream, environ)
-        setDefaultSkin(request)
+        set_default_skin(request)
         return request
 
     def __repr__(self):
