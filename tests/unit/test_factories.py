@@ -535,3 +535,35 @@ def test_remembered_default_skins_are_bounded(skins, monkeypatch):
                                                 environ_for('GET'))
         assert own_declarations(request) == [IDefaultBrowserLayer]
         assert 1 <= len(factories._skins) <= 2
+
+
+def test_a_registry_that_cannot_tell_its_changes_is_asked_every_time(
+        skins):
+    """A site manager whose adapter registry has no generation (not
+    zope.interface's): nothing is remembered."""
+    from zope.component import getGlobalSiteManager
+    from zope.component.hooks import setSite
+
+    class Lookups:
+        def lookup(self, *args):
+            return getGlobalSiteManager().adapters.lookup(*args)
+
+        def adapter_hook(self, *args):
+            return getGlobalSiteManager().adapters.adapter_hook(*args)
+
+    class SiteManager:
+        adapters = Lookups()
+
+    class Site:
+        def getSiteManager(self):
+            return SiteManager()
+
+    zope_publishers_default_skin()
+    setSite(Site())
+    try:
+        for _ in range(2):
+            request = factories.browser(io.BytesIO(b''), environ_for('GET'))
+            assert own_declarations(request) == [IDefaultBrowserLayer]
+    finally:
+        setSite(None)
+    assert factories._skins == {}
