@@ -60,11 +60,16 @@ def test_default_factories_choose_by_method_and_content_type(clean_zope):
             method, content_type, expected)
 
 
-@pytest.mark.parametrize('factory, stock, method', [
+#: The default factories, the zope.publisher class each extends and a
+#: method each is chosen for.
+over_factories = pytest.mark.parametrize('factory, stock, method', [
     (factories.browser, BrowserRequest, 'GET'),
     (factories.xmlrpc, XMLRPCRequest, 'POST'),
     (factories.http, HTTPRequest, 'PUT'),
 ], ids=['browser', 'xmlrpc', 'http'])
+
+
+@over_factories
 def test_requests_are_zope_publisher_requests_but_for_their_locale(
         factory, stock, method):
     """The classes made differ from zope.publisher's in ``setupLocale``
@@ -385,11 +390,7 @@ def own_declarations(request):
 
 @pytest.mark.parametrize('registration', [
     'nothing', 'zope.publisher', 'defaultSkin directive'])
-@pytest.mark.parametrize('factory, stock, method', [
-    (factories.browser, BrowserRequest, 'GET'),
-    (factories.xmlrpc, XMLRPCRequest, 'POST'),
-    (factories.http, HTTPRequest, 'PUT'),
-], ids=['browser', 'xmlrpc', 'http'])
+@over_factories
 def test_a_remembered_default_skin_is_the_one_zope_publisher_sets(
         skins, registration, factory, stock, method):
     """The first request of a class is skinned the stock way, the next
@@ -490,28 +491,15 @@ def test_a_request_that_declares_something_already_goes_the_stock_way(
 def test_a_persistent_registry_is_not_remembered(skins):
     """A local site's registry is persistent: remembering it would keep
     its connection alive."""
-    from zope.component.hooks import setSite
     from zope.component.persistentregistry import PersistentComponents
     from zope.interface.registry import Components
     from zope.publisher.interfaces import IDefaultSkin
 
     components = PersistentComponents('local')
     components.__bases__ = (Components('unused'),)
-
-    class Site:
-        def getSiteManager(self):
-            return components
-
     default_skin_directive(ISkinA)
     components.registerAdapter(ISkinB, (IBrowserRequest,), IDefaultSkin)
-    setSite(Site())
-    try:
-        for _ in range(2):
-            request = factories.browser(io.BytesIO(b''), environ_for('GET'))
-            assert own_declarations(request) == [ISkinB]
-    finally:
-        setSite(None)
-    assert factories._skins == {}
+    assert_skinned_every_time_in(components, [ISkinB])
 
 
 def test_a_default_skin_that_is_no_skin_type_is_refused_every_time(skins):
@@ -542,7 +530,6 @@ def test_a_registry_that_cannot_tell_its_changes_is_asked_every_time(
     """A site manager whose adapter registry has no generation (not
     zope.interface's): nothing is remembered."""
     from zope.component import getGlobalSiteManager
-    from zope.component.hooks import setSite
 
     class Lookups:
         def lookup(self, *args):
@@ -554,16 +541,24 @@ def test_a_registry_that_cannot_tell_its_changes_is_asked_every_time(
     class SiteManager:
         adapters = Lookups()
 
+    zope_publishers_default_skin()
+    assert_skinned_every_time_in(SiteManager(), [IDefaultBrowserLayer])
+
+
+def assert_skinned_every_time_in(site_manager, skins):
+    """Requests made in a site of ``site_manager`` get ``skins`` and
+    nothing is remembered."""
+    from zope.component.hooks import setSite
+
     class Site:
         def getSiteManager(self):
-            return SiteManager()
+            return site_manager
 
-    zope_publishers_default_skin()
     setSite(Site())
     try:
         for _ in range(2):
             request = factories.browser(io.BytesIO(b''), environ_for('GET'))
-            assert own_declarations(request) == [IDefaultBrowserLayer]
+            assert own_declarations(request) == skins
     finally:
         setSite(None)
     assert factories._skins == {}
