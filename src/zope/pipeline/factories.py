@@ -87,9 +87,7 @@ class RememberedLocale:
         if known is None:
             languages = list(factory(self).getPreferredLanguages())
             super().setupLocale()
-            if len(_locales) >= MAX_LOCALES:
-                _locales.clear()
-            _locales[key] = (languages, self._locale)
+            remember(_locales, MAX_LOCALES, key, (languages, self._locale))
             return
         languages, self._locale = known
         if notes:
@@ -104,6 +102,15 @@ class RememberedLocale:
         shown = STOCK_CLASSES.get(shown, shown)
         return '<%s.%s instance URL=%s>' % (shown.__module__, shown.__name__,
                                             str(self.URL))
+
+
+def remember(memo, bound, key, value):
+    """``memo[key] = value``, the memo emptied first when it holds
+    ``bound`` entries (what it remembers is chosen by clients or loaded
+    code, so it must not grow without end)."""
+    if len(memo) >= bound:
+        memo.clear()
+    memo[key] = value
 
 
 def clear_locales():
@@ -167,22 +174,19 @@ def set_default_skin(request):
     adapters = getSiteManager().adapters
     key = (cls, adapters)
     generation = getattr(adapters, '_generation', None)
+    sro = spec.__sro__
     known = _skins.get(key)
-    if known is not None and known[0] == generation and \
-            known[1] is spec.__sro__:
+    if known is not None and known[0] == generation and known[1] is sro:
         if known[2] is not None:
             request.__provides__ = known[2]
         return
-    sro = spec.__sro__
     setDefaultSkin(request)
     if generation is None or isinstance(adapters, Persistent) or \
             not skin_depends_on_class(adapters, spec):
         return
     provided = providedBy(request)
-    if len(_skins) >= MAX_SKINS:
-        _skins.clear()
-    _skins[key] = (generation, sro, provided if provided is not spec
-                   else None)
+    remember(_skins, MAX_SKINS, key,
+             (generation, sro, provided if provided is not spec else None))
 
 
 def skin_depends_on_class(adapters, spec):
