@@ -70,23 +70,26 @@ over_factories = pytest.mark.parametrize('factory, stock, method', [
 
 
 @over_factories
-def test_requests_are_zope_publisher_requests_but_for_their_locale(
+def test_requests_are_zope_publisher_requests_but_for_locale_and_url(
         factory, stock, method):
     """The classes made differ from zope.publisher's in ``setupLocale``
-    alone (and a ``repr`` naming zope.publisher's class, as the classic
-    publisher's requests did): every other attribute is zope.publisher's,
+    and ``getURL`` alone (and a ``repr`` naming zope.publisher's class, as
+    the classic publisher's requests did): every other attribute is
+    zope.publisher's,
     the instances have the same slots (no ``__dict__`` where
     zope.publisher's have none) and provide the same interfaces."""
     request = factory(io.BytesIO(b''), environ_for(method, 'text/xml'))
     cls = type(request)
     assert isinstance(request, stock) and cls is not stock
     assert cls.__name__ == stock.__name__
-    assert cls.__mro__ == (cls, factories.RememberedLocale) + stock.__mro__
+    assert cls.__mro__ == (cls, factories.RememberedLocale,
+                           factories.RememberedURL) + stock.__mro__
     bookkeeping = {'__doc__', '__module__', '__slots__', '__provides__',
                    '__implemented__', '__providedBy__', '__qualname__'}
     assert set(vars(cls)) - bookkeeping == set()
     assert set(vars(factories.RememberedLocale)) - bookkeeping == {
         'setupLocale', '__repr__'}
+    assert set(vars(factories.RememberedURL)) - bookkeeping == {'getURL'}
     assert repr(request) == repr(stock(
         io.BytesIO(b''), environ_for(method, 'text/xml')))
     assert repr(request).startswith('<%s.%s instance URL=' % (
@@ -313,6 +316,124 @@ def test_a_subclass_of_ours_is_named_in_its_repr():
     request = MyRequest(io.BytesIO(b''), environ_for('GET'))
     assert repr(request) == '<%s.MyRequest instance URL=http://localhost>' % (
         __name__)
+
+
+# -- URLs: zope.publisher's, remembered per server, names and arguments
+
+@pytest.fixture
+def urls(clean_zope, monkeypatch):
+    """Forgets the remembered URLs; counts zope.publisher's quoting."""
+    from zope.publisher import http
+    quoted = []
+
+    def quote(name, safe):
+        quoted.append(name)
+        return stock_quote(name, safe)
+
+    stock_quote = http.quote
+    monkeypatch.setattr(http, 'quote', quote)
+    factories.clear_urls()
+    yield quoted
+    factories.clear_urls()
+
+
+def url_request(make, host='localhost', app_names=(), names=(),
+                method='GET'):
+    """A request of ``make`` for ``host`` (a Host header), under the
+    virtual host names ``app_names``, that has traversed ``names``."""
+    environ = environ_for(method)
+    environ['HTTP_HOST'] = host
+    request = make(io.BytesIO(b''), environ)
+    if app_names:
+        request.setVirtualHostRoot(list(app_names))
+    request._traversed_names = list(names)
+    return request
+
+
+#: Names with characters quoted and kept (getURL keeps '/', '+' and '@').
+URL_NAMES = [(), ('folder',), ('folder', 'page', 'index.html'),
+             ('++etc++site', '@@view', 'a b', 'caf\xe9', 'x/y%z+w?q#r')]
+#: (level, path_only) pairs asked of each request.
+URL_ARGUMENTS = [(level, path_only) for level in (0, 1, 2)
+                 for path_only in (False, True)]
+
+
+def url_or_error(request, level, path_only):
+    try:
+        return request.getURL(level, path_only)
+    except Exception as error:
+        return type(error)
+
+
+@over_factories
+@pytest.mark.parametrize('names', URL_NAMES)
+@pytest.mark.parametrize('app_names', [(), ('vh', 'r\xf6\xf6t')],
+                         ids=['no-vh', 'vh'])
+def test_a_remembered_url_is_the_one_zope_publisher_makes(
+        urls, factory, stock, method, names, app_names):
+    """Each level and form of the URL, asked of a first request and of a
+    second one with the same host and names (remembered: nothing quoted
+    again), is zope.publisher's; a level deeper than the names raises
+    IndexError every time."""
+    def ask(make):
+        request = url_request(make, 'example.com:8080', app_names, names,
+                              method)
+        return [url_or_error(request, *arguments)
+                for arguments in URL_ARGUMENTS]
+
+    expected = ask(stock)
+    assert (IndexError in expected) == (len(app_names) + len(names) < 2)
+    assert ask(factory) == expected
+    quoted = len(urls)
+    assert ask(factory) == expected
+    assert urls[quoted:] == []
+
+
+def test_urls_of_other_hosts_and_names_are_made_afresh(urls):
+    first = url_request(factories.browser, 'a.example.com', (), ('x',))
+    assert first.getURL() == 'http://a.example.com/x'
+    other_host = url_request(factories.browser, 'b.example.com', (), ('x',))
+    assert other_host.getURL() == 'http://b.example.com/x'
+    other_name = url_request(factories.browser, 'a.example.com', (), ('y',))
+    assert other_name.getURL() == 'http://a.example.com/y'
+    moved = url_request(factories.browser, 'a.example.com', ('x',), ())
+    assert moved.getURL() == 'http://a.example.com/x'
+    first._traversed_names.append('z')
+    assert first.getURL() == 'http://a.example.com/x/z'
+    assert first.getURL(1) == 'http://a.example.com/x'
+
+
+@pytest.mark.parametrize('level, path_only', [
+    (True, False), (1.0, False), ('1', True), (0, []), (1, 'yes')])
+def test_odd_url_arguments_answer_as_zope_publisher_does(
+        urls, level, path_only):
+    """A level that is not an int goes the stock way (a bool is a level,
+    a float or a string a TypeError); ``path_only`` is read for its
+    truth, as zope.publisher reads it."""
+    def ask(make):
+        request = url_request(make, names=('a', 'b'))
+        remembered = [request.getURL(1), request.getURL(1, True)]
+        return remembered + [url_or_error(request, level, path_only)
+                             for _ in range(2)]
+
+    assert ask(factories.browser) == ask(BrowserRequest)
+
+
+def test_a_name_that_is_not_text_fails_as_it_does_in_zope_publisher(urls):
+    def ask(make):
+        return url_or_error(url_request(make, names=('a', ['b'])), 0, False)
+
+    assert ask(factories.browser) is ask(BrowserRequest) is AttributeError
+
+
+def test_remembered_urls_are_bounded(urls, monkeypatch):
+    """Host and names are the client's: at most MAX_URLS URLs are kept
+    (then they are forgotten and remembered afresh)."""
+    monkeypatch.setattr(factories, 'MAX_URLS', 3)
+    for number in range(10):
+        request = url_request(factories.browser, names=('n%d' % number,))
+        assert request.getURL() == 'http://localhost/n%d' % number
+        assert 1 <= len(factories._urls) <= 3
 
 
 # -- the default skin: zope.publisher's, remembered per class and registry

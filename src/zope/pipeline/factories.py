@@ -2,10 +2,12 @@
 
 The default factories make requests of subclasses of zope.publisher's
 ``BrowserRequest``, ``HTTPRequest`` and ``XMLRPCRequest`` that differ in
-one method: ``setupLocale``, which every request's ``__init__`` calls,
+two methods: ``setupLocale``, which every request's ``__init__`` calls,
 remembers its outcome (the preferred languages and the locale) per value
 of the request's ``HTTP_ACCEPT_LANGUAGE`` where zope.publisher's own
-adapter reads that value alone (see ``RememberedLocale``).  Their
+adapter reads that value alone (see ``RememberedLocale``); ``getURL``
+remembers the URLs it made per application server, names and arguments
+(see ``RememberedURL``).  Their
 ``repr`` names zope.publisher's class, as the classic publisher's
 requests did.  The factories give each request its default skin as
 zope.publisher's ``setDefaultSkin`` does, its outcome remembered per
@@ -104,6 +106,50 @@ class RememberedLocale:
                                             str(self.URL))
 
 
+#: The most URLs remembered (the host and the names are the client's).
+MAX_URLS = 1024
+
+#: (level, path_only, application server, application names and traversed
+#: names) -> the URL
+_urls = {}
+
+
+class RememberedURL:
+    """``getURL`` as zope.publisher's, its outcome remembered.
+
+    zope.publisher's ``getURL`` quotes every name of the URL each time it
+    is asked (a ``urllib.parse.quote`` per name); the URL
+    is a function of the request's application server, its application
+    and traversed names and the arguments alone.  The first request to ask
+    for a URL makes it the stock way, the others with the same server,
+    names and arguments get the same string.  A level deeper than the
+    names raises ``IndexError`` every time; a level that is not an
+    ``int``, or an argument or name that cannot be a key, goes the stock
+    way.
+    """
+
+    __slots__ = ()
+
+    def getURL(self, level=0, path_only=False):
+        if type(level) is not int:
+            return super().getURL(level, path_only)
+        key = (level, path_only, self._app_server, *self._app_names,
+               *self._traversed_names)
+        try:
+            url = _urls.get(key)
+        except TypeError:  # an argument or a name that cannot be a key
+            return super().getURL(level, path_only)
+        if url is None:
+            url = super().getURL(level, path_only)
+            remember(_urls, MAX_URLS, key, url)
+        return url
+
+
+def clear_urls():
+    """Forget the remembered URLs (tests)."""
+    _urls.clear()
+
+
 def remember(memo, bound, key, value):
     """``memo[key] = value``, the memo emptied first when it holds
     ``bound`` entries (what it remembers is chosen by clients or loaded
@@ -118,7 +164,8 @@ def clear_locales():
     _locales.clear()
 
 
-class BrowserRequest(RememberedLocale, publisher_browser.BrowserRequest):
+class BrowserRequest(RememberedLocale, RememberedURL,
+                     publisher_browser.BrowserRequest):
     """zope.publisher's ``BrowserRequest``, its locale remembered."""
 
     # a slot of its own, as zope.publisher's classes declare (else
@@ -126,7 +173,8 @@ class BrowserRequest(RememberedLocale, publisher_browser.BrowserRequest):
     __slots__ = ('__provides__',)
 
 
-class HTTPRequest(RememberedLocale, publisher_http.HTTPRequest):
+class HTTPRequest(RememberedLocale, RememberedURL,
+                  publisher_http.HTTPRequest):
     """zope.publisher's ``HTTPRequest``, its locale remembered."""
 
     # a slot of its own, as zope.publisher's classes declare (else
@@ -134,7 +182,8 @@ class HTTPRequest(RememberedLocale, publisher_http.HTTPRequest):
     __slots__ = ('__provides__',)
 
 
-class XMLRPCRequest(RememberedLocale, publisher_xmlrpc.XMLRPCRequest):
+class XMLRPCRequest(RememberedLocale, RememberedURL,
+                    publisher_xmlrpc.XMLRPCRequest):
     """zope.publisher's ``XMLRPCRequest``, its locale remembered."""
 
     # a slot of its own, as zope.publisher's classes declare (else
