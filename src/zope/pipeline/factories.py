@@ -118,11 +118,11 @@ class RememberedURL:
     """``getURL`` as zope.publisher's, its outcome remembered.
 
     zope.publisher's ``getURL`` quotes every name of the URL each time it
-    is asked (a ``urllib.parse.quote`` per name); the URL
-    is a function of the request's application server, its application
-    and traversed names and the arguments alone.  The first request to ask
-    for a URL makes it the stock way, the others with the same server,
-    names and arguments get the same string.  A level deeper than the
+    is asked (a ``urllib.parse.quote`` per name); the URL is a function of
+    the request's application server, its application and traversed names
+    and the arguments alone.  The first request to ask for a URL makes it
+    the stock way, the others with the same server, names and arguments
+    get the same string.  A level deeper than the
     names raises ``IndexError`` every time; a level that is not an
     ``int``, or an argument or name that cannot be a key, goes the stock
     way.
@@ -166,7 +166,7 @@ def clear_locales():
 
 class BrowserRequest(RememberedLocale, RememberedURL,
                      publisher_browser.BrowserRequest):
-    """zope.publisher's ``BrowserRequest``, its locale remembered."""
+    """zope.publisher's ``BrowserRequest``, its locale and URLs remembered."""
 
     # a slot of its own, as zope.publisher's classes declare (else
     # zope.interface gives the class a read-only ClassProvides)
@@ -175,7 +175,7 @@ class BrowserRequest(RememberedLocale, RememberedURL,
 
 class HTTPRequest(RememberedLocale, RememberedURL,
                   publisher_http.HTTPRequest):
-    """zope.publisher's ``HTTPRequest``, its locale remembered."""
+    """zope.publisher's ``HTTPRequest``, its locale and URLs remembered."""
 
     # a slot of its own, as zope.publisher's classes declare (else
     # zope.interface gives the class a read-only ClassProvides)
@@ -184,7 +184,7 @@ class HTTPRequest(RememberedLocale, RememberedURL,
 
 class XMLRPCRequest(RememberedLocale, RememberedURL,
                     publisher_xmlrpc.XMLRPCRequest):
-    """zope.publisher's ``XMLRPCRequest``, its locale remembered."""
+    """zope.publisher's ``XMLRPCRequest``, its locale and URLs remembered."""
 
     # a slot of its own, as zope.publisher's classes declare (else
     # zope.interface gives the class a read-only ClassProvides)
