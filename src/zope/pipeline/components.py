@@ -69,17 +69,42 @@ STANDARD_ADAPT = InterfaceBase.__adapt__
 PROVIDED_BY = '__providedBy__'
 
 
-def standard_adapters(site_manager, method):
-    """The adapter registry of ``site_manager`` when its ``method``
-    (``'subscribers'``, ``'queryMultiAdapter'``) and its registry's are
-    zope.interface's own, else None."""
-    if getattr(type(site_manager), method, None) is not \
-            getattr(Components, method):
+#: zope.interface's own methods, which ``subscription_registry`` and
+#: ``lookup_registry`` look for on the site manager and its registry.
+OWN_SUBSCRIBERS = Components.subscribers
+OWN_QUERY_MULTI_ADAPTER = Components.queryMultiAdapter
+LOOKUPS_OWN_SUBSCRIBERS = AdapterLookupBase.subscribers
+LOOKUPS_OWN_QUERY_MULTI_ADAPTER = AdapterLookupBase.queryMultiAdapter
+
+
+def subscription_registry(site_manager):
+    """The adapter registry of ``site_manager`` when its ``subscribers``
+    and its registry's are zope.interface's own, else None.  (Attributes
+    read by name, not ``getattr``: it runs nine times a request.)"""
+    try:
+        if type(site_manager).subscribers is not OWN_SUBSCRIBERS:
+            return None
+        adapters = site_manager.adapters
+        if adapters.subscribers.__func__ is not LOOKUPS_OWN_SUBSCRIBERS:
+            return None
+    except AttributeError:  # none, or not a bound method
         return None
-    adapters = site_manager.adapters
-    bound = getattr(adapters, method, None)
-    if getattr(bound, '__func__', None) is not \
-            getattr(AdapterLookupBase, method):
+    return adapters
+
+
+def lookup_registry(site_manager):
+    """The adapter registry of ``site_manager`` when its
+    ``queryMultiAdapter`` and its registry's are zope.interface's own,
+    else None (as ``subscription_registry``)."""
+    try:
+        if type(site_manager).queryMultiAdapter \
+                is not OWN_QUERY_MULTI_ADAPTER:
+            return None
+        adapters = site_manager.adapters
+        if adapters.queryMultiAdapter.__func__ \
+                is not LOOKUPS_OWN_QUERY_MULTI_ADAPTER:
+            return None
+    except AttributeError:  # none, or not a bound method
         return None
     return adapters
 
@@ -112,7 +137,7 @@ def notify(event):
     if zope.event.subscribers != STANDARD_SUBSCRIBERS:
         zope.event.notify(event)
         return
-    adapters = standard_adapters(getSiteManager(), 'subscribers')
+    adapters = subscription_registry(getSiteManager())
     if adapters is None:
         zope.event.notify(event)
         return
@@ -127,7 +152,7 @@ def notify_object_handlers(event):
     """What ``objectEventNotify(event)`` does: the handlers registered for
     ``(event.object, event)``, in the site manager current now."""
     site_manager = getSiteManager()
-    adapters = standard_adapters(site_manager, 'subscribers')
+    adapters = subscription_registry(site_manager)
     if adapters is None:
         site_manager.subscribers((event.object, event), None)
         return
@@ -140,7 +165,7 @@ def notify_object_handlers(event):
 def query_multi_adapter(objects, interface, name=''):
     """``zope.component.queryMultiAdapter(objects, interface, name)``
     (see the module's docstring); None when there is none."""
-    adapters = standard_adapters(getSiteManager(), 'queryMultiAdapter')
+    adapters = lookup_registry(getSiteManager())
     if adapters is None:
         return queryMultiAdapter(objects, interface, name)
     factory = adapters.lookup([interfaces_of(ob) for ob in objects],
