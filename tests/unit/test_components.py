@@ -272,6 +272,51 @@ def test_a_multi_adapter_is_what_zope_component_finds(
         assert got.objects[0] is ob  # the adapter gets the proxy
 
 
+@pytest.mark.parametrize('check', ['subscription_registry',
+                                   'lookup_registry'])
+def test_only_zope_interfaces_own_methods_are_gone_around(hooked, check):
+    """The registry is used directly only where the site manager's class
+    and its registry have zope.interface's own methods: a site manager
+    that is no ``Components``, a registry without the method, a method
+    replaced on the class or on the registry (a plain function, or
+    another bound method) leave it to them."""
+    registry_of = getattr(events, check)
+    method = {'subscription_registry': 'subscribers',
+              'lookup_registry': 'queryMultiAdapter'}[check]
+    global_site_manager = getGlobalSiteManager()
+    assert registry_of(global_site_manager) is global_site_manager.adapters
+
+    class NoComponents:
+        adapters = global_site_manager.adapters
+
+    class Replaced(Components):
+        pass
+
+    setattr(Replaced, method, lambda self, *args: None)
+
+    class NoMethod:
+        pass
+
+    without_method = Components('without')
+    without_method.adapters = NoMethod()
+
+    class OtherBound:
+        def other(self, *args):
+            return None
+
+    assert registry_of(NoComponents()) is None
+    assert registry_of(Replaced('replaced')) is None
+    assert registry_of(without_method) is None
+    adapters = global_site_manager.adapters
+    original = getattr(adapters, method)
+    try:
+        setattr(adapters, method, OtherBound().other)
+        assert registry_of(global_site_manager) is None
+    finally:
+        setattr(adapters, method, original)
+    assert registry_of(global_site_manager) is adapters
+
+
 def test_a_site_manager_with_its_own_lookup_is_asked_itself(adapters):
     asked = []
 
