@@ -75,9 +75,8 @@ def test_requests_are_zope_publisher_requests_but_for_locale_and_url(
     """The classes made differ from zope.publisher's in ``setupLocale``
     and ``getURL`` alone (and a ``repr`` naming zope.publisher's class, as
     the classic publisher's requests did): every other attribute is
-    zope.publisher's,
-    the instances have the same slots (no ``__dict__`` where
-    zope.publisher's have none) and provide the same interfaces."""
+    zope.publisher's, the instances have the same slots (no ``__dict__``
+    where zope.publisher's have none) and provide the same interfaces."""
     request = factory(io.BytesIO(b''), environ_for(method, 'text/xml'))
     cls = type(request)
     assert isinstance(request, stock) and cls is not stock
@@ -408,8 +407,9 @@ def test_urls_of_other_hosts_and_names_are_made_afresh(urls):
 def test_odd_url_arguments_answer_as_zope_publisher_does(
         urls, level, path_only):
     """A level that is not an int goes the stock way (a bool is a level,
-    a float or a string a TypeError); ``path_only`` is read for its
-    truth, as zope.publisher reads it."""
+    a float or a string a TypeError); any ``path_only`` answers as it does
+    in zope.publisher, which reads it for its truth (an unhashable one
+    goes the stock way)."""
     def ask(make):
         request = url_request(make, names=('a', 'b'))
         remembered = [request.getURL(1), request.getURL(1, True)]
