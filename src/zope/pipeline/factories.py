@@ -7,12 +7,11 @@ remembers its outcome (the preferred languages and the locale) per value
 of the request's ``HTTP_ACCEPT_LANGUAGE`` where zope.publisher's own
 adapter reads that value alone (see ``RememberedLocale``); ``getURL``
 remembers the URLs it made per application server, names and arguments
-(see ``RememberedURL``).  Their
-``repr`` names zope.publisher's class, as the classic publisher's
-requests did.  The factories give each request its default skin as
-zope.publisher's ``setDefaultSkin`` does, its outcome remembered per
-request class and registry where it depends on nothing else
-(``set_default_skin``).
+(see ``RememberedURL``).  Their ``repr`` names zope.publisher's class, as
+the classic publisher's requests did.  The factories give each request
+its default skin as zope.publisher's ``setDefaultSkin`` does, its outcome
+remembered per request class and registry where it depends on nothing
+else (``set_default_skin``).
 """
 
 import io
@@ -106,6 +105,11 @@ class RememberedLocale:
                                             str(self.URL))
 
 
+def clear_locales():
+    """Forget the remembered locales (tests)."""
+    _locales.clear()
+
+
 #: The most URLs remembered (the host and the names are the client's).
 MAX_URLS = 1024
 
@@ -122,10 +126,9 @@ class RememberedURL:
     the request's application server, its application and traversed names
     and the arguments alone.  The first request to ask for a URL makes it
     the stock way, the others with the same server, names and arguments
-    get the same string.  A level deeper than the
-    names raises ``IndexError`` every time; a level that is not an
-    ``int``, or an argument or name that cannot be a key, goes the stock
-    way.
+    get the same string.  A level deeper than the names raises
+    ``IndexError`` every time; a level that is not an ``int``, or an
+    argument or name that cannot be a key, goes the stock way.
     """
 
     __slots__ = ()
@@ -157,11 +160,6 @@ def remember(memo, bound, key, value):
     if len(memo) >= bound:
         memo.clear()
     memo[key] = value
-
-
-def clear_locales():
-    """Forget the remembered locales (tests)."""
-    _locales.clear()
 
 
 class BrowserRequest(RememberedLocale, RememberedURL,
