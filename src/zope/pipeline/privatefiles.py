@@ -12,6 +12,12 @@ files ``zope-pipeline init-db`` and ``adduser`` write).
 import os
 import stat
 
+#: The environment variable naming a private directory of the server for
+#: its run-time state (metrics, compiled templates): ``zope-pipeline serve
+#: --mod-wsgi`` sets it to ``<server root>/run``, etc/app.wsgi to
+#: ``var/run``.
+RUN_DIR_VARIABLE = 'ZOPE_PIPELINE_RUN_DIR'
+
 
 class UnsafePathError(Exception):
     """A path is a link, or belongs to, or is writable by, someone else."""

@@ -43,6 +43,7 @@ import tempfile
 
 from zope.pipeline.metrics import modwsgi as modwsgi_server
 from zope.pipeline.metrics.histogram import merge_counts
+from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
 from zope.pipeline.privatefiles import UnsafePathError
 from zope.pipeline.privatefiles import check_private_directory
 from zope.pipeline.privatefiles import private_directory
@@ -258,12 +259,6 @@ def merge_step(target, step):
                 merge_counts(into['latency'], value)
             else:
                 into[key] += value
-
-
-#: The environment variable naming a private directory of the server for
-#: its run-time state (``zope-pipeline serve --mod-wsgi`` sets it to
-#: ``<server root>/run``, etc/app.wsgi to ``var/run``).
-RUN_DIR_VARIABLE = 'ZOPE_PIPELINE_RUN_DIR'
 
 
 def group_directory(state_dir):
