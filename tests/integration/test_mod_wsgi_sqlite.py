@@ -59,6 +59,36 @@ def test_two_daemon_processes_both_serve_the_page_from_one_new_root(site):
     assert set(seen) <= closed, log
 
 
+def compiled_templates(server):
+    """{name: inode} of the compiled templates in the server's run
+    directory (``templates-<uid>``, made by the daemons' user)."""
+    run = os.path.join(server.server_root, 'run')
+    found = {}
+    for entry in os.listdir(run):
+        if entry.startswith('templates-'):
+            directory = os.path.join(run, entry)
+            assert os.stat(directory).st_mode & 0o077 == 0, directory
+            found.update((name, os.stat(os.path.join(directory, name)).st_ino)
+                         for name in os.listdir(directory)
+                         if name.endswith('.py'))
+    return found
+
+
+def test_daemons_started_later_load_the_templates_compiled_before(site):
+    server = support.ModWsgiServer(site, processes=2, threads=1)
+    with support.running(server):
+        seen, statuses = pids_serving(server.port)
+        assert set(statuses) == {200} and len(seen) == 2, seen
+    compiled = compiled_templates(server)
+    assert len(compiled) == 1, compiled  # the page's template
+    with support.running(server):
+        again, statuses = pids_serving(server.port)
+        assert set(statuses) == {200} and len(again) == 2, again
+        assert not set(again) & set(seen)  # new processes
+    # loaded by the new processes, not compiled and written again
+    assert compiled_templates(server) == compiled
+
+
 def test_concurrent_increments_from_two_processes_all_count(tmp_path):
     """Every increment writes the same object: the conflicts between the
     processes' threads are retried (retry.attempts = 10 here: 8 clients

@@ -1,15 +1,21 @@
 """paste.deploy: the app factory, site ZCML, and ordinary WSGI filters
 wrapping the publisher (which show-pipeline still finds)."""
 
+import os
+import stat
+
 import pytest
 import webtest
 from paste.deploy import loadapp
 from zope.configuration.exceptions import ConfigurationError
 
 from zope.pipeline import app as app_module
+from zope.pipeline import templates
 from zope.pipeline.app import app_factory
 from zope.pipeline.app import load_zcml
+from zope.pipeline.app import template_cache_directory
 from zope.pipeline.commands import load_publisher
+from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
 from zope.pipeline.publisher import Publisher
 
 from .engine_files import engine_file
@@ -82,6 +88,82 @@ def test_app_factory_without_an_ini_names_the_section_only(
         app_factory({}, site_zcml='specific.zcml', speed='11')
     assert str(caught.value) == (
         "Unknown setting 'speed' in the application section: settings are "
-        "'<stage>.<key>' or one of: demo, principals_zcml, site_zcml.")
+        "'<stage>.<key>' or one of: demo, principals_zcml, site_zcml, "
+        "template_cache.")
     publisher = app_factory({}, site_zcml='specific.zcml')
     assert app_module.built[-1] is publisher
+
+
+# Where compiled templates are kept (``template_cache``)
+
+WHERE = 'the application section of deploy.ini'
+
+
+@pytest.fixture
+def no_run_dir(monkeypatch):
+    monkeypatch.delenv(RUN_DIR_VARIABLE, raising=False)
+
+
+def test_template_cache_is_a_private_directory_relative_to_the_ini(
+        tmp_path, no_run_dir):
+    path = template_cache_directory(
+        str(tmp_path), {'template_cache': '../compiled'}, WHERE)
+    assert path == str(tmp_path.parent / 'compiled')
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o700
+
+
+def test_a_template_cache_others_may_write_stops_the_startup(tmp_path,
+                                                            no_run_dir):
+    shared = tmp_path / 'shared'
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(ConfigurationError) as caught:
+        template_cache_directory(str(tmp_path), {'template_cache': 'shared'},
+                                 WHERE)
+    assert str(caught.value).startswith(
+        'template_cache = shared in %s cannot keep compiled templates: %s '
+        'is writable by its group or by others' % (WHERE, shared))
+
+
+def test_template_cache_memory_keeps_them_in_memory_under_mod_wsgi(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv(RUN_DIR_VARIABLE, str(tmp_path / 'run'))
+    assert template_cache_directory(
+        str(tmp_path), {'template_cache': 'memory'}, WHERE) is None
+    assert not (tmp_path / 'run').exists()
+
+
+def test_templates_are_kept_in_the_servers_run_directory_by_default(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv(RUN_DIR_VARIABLE, str(tmp_path / 'run'))
+    path = template_cache_directory(str(tmp_path), {}, WHERE)
+    assert path == str(tmp_path / 'run' / ('templates-%d' % os.geteuid()))
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / 'run').stat().st_mode) == 0o700
+
+
+def test_without_a_run_directory_templates_are_kept_in_memory(tmp_path,
+                                                             no_run_dir):
+    assert template_cache_directory(str(tmp_path), {}, WHERE) is None
+
+
+def test_a_run_directory_that_cannot_keep_templates_is_logged(
+        tmp_path, monkeypatch, caplog):
+    run = tmp_path / 'run'
+    run.mkdir()
+    (run / ('templates-%d' % os.geteuid())).write_text('a file')
+    monkeypatch.setenv(RUN_DIR_VARIABLE, str(run))
+    assert template_cache_directory(str(tmp_path), {}, WHERE) is None
+    assert 'Compiled templates are kept in memory: %s/templates-%d ' \
+        'cannot keep them' % (run, os.geteuid()) in caplog.text
+    assert 'Set template_cache in %s.' % WHERE in caplog.text
+
+
+def test_the_ini_names_where_the_apps_templates_are_kept(
+        tmp_path, clean_zope, no_run_dir):
+    site_zcml = engine_file('specific.zcml')
+    app_factory({'here': str(tmp_path)}, site_zcml=site_zcml,
+                template_cache='compiled')
+    assert templates.ViewTemplate.loader.path == str(tmp_path / 'compiled')
+    app_factory({'here': str(tmp_path)}, site_zcml=site_zcml)
+    assert 'loader' not in templates.ViewTemplate.__dict__

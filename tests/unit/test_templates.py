@@ -2,6 +2,10 @@
 what zope.tal renders, and what Chameleon must not or cannot compile
 stays with zope.tal."""
 
+import stat
+import sys
+
+import chameleon.loader
 import chameleon.template
 import chameleon.utils
 import pytest
@@ -26,6 +30,7 @@ from zope.traversing.interfaces import IPathAdapter
 from zope.traversing.interfaces import ITraversable
 
 from zope.pipeline import templates
+from zope.pipeline.privatefiles import UnsafePathError
 from zope.pipeline.templates import ChameleonProgram
 
 PAGE = '''\
@@ -318,3 +323,128 @@ def test_a_path_ending_in_a_dict_gives_the_dict(clean_zope):
                                              'text/html')
 
     assert render_program(compiled, view) == '<p>by key</p>\n'
+
+
+# Compiled templates kept on disk (``use_cache_directory``)
+
+CACHED = '<p tal:content="string:${view/count} items">n</p>'
+
+
+@pytest.fixture
+def compiles(monkeypatch, clean_zope):
+    """Chameleon's compilations, counted (what a cached template skips)."""
+    provideAdapter(DefaultTraversable, (None,))
+    compiled = []
+    original = chameleon.template.BaseTemplate._compile
+
+    def count(template, body, builtins):
+        compiled.append(template.filename)
+        return original(template, body, builtins)
+
+    monkeypatch.setattr(chameleon.template.BaseTemplate, '_compile', count)
+    return compiled
+
+
+def cook_and_render(text, filename='cached.pt'):
+    program, macros = ChameleonProgram.cook(filename, text, TrustedEngine,
+                                            'text/html')
+    assert isinstance(program, ChameleonProgram)
+    view = PageView(Content(), TestRequest(), ['one', 'two'])
+    return program.template.render(view=view, context=view.context)
+
+
+def forget_loaded_modules(directory):
+    """What a new process is: none of the compiled modules imported."""
+    for path in directory.glob('*.py'):
+        sys.modules.pop(path.stem, None)
+
+
+def test_a_template_compiled_by_one_process_is_loaded_by_the_next(
+        tmp_path, compiles):
+    cache = tmp_path / 'compiled'
+    templates.use_cache_directory(str(cache))
+    first = cook_and_render(CACHED)
+    assert compiles == ['cached.pt']
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    [module] = cache.glob('*.py')
+    forget_loaded_modules(cache)
+    assert cook_and_render(CACHED) == first == '<p>2 items</p>'
+    assert compiles == ['cached.pt']  # loaded, not compiled again
+    assert list(cache.glob('*.py')) == [module]
+
+
+def test_each_template_file_has_its_own_compiled_module(tmp_path, compiles):
+    # the module names its template's file in the errors it raises
+    cache = tmp_path / 'compiled'
+    templates.use_cache_directory(str(cache))
+    cook_and_render(CACHED, 'one.pt')
+    cook_and_render(CACHED, 'two.pt')
+    assert compiles == ['one.pt', 'two.pt']
+    assert len(list(cache.glob('*.py'))) == 2
+
+
+def test_a_compiled_template_that_cannot_be_loaded_is_compiled_again(
+        tmp_path, compiles, caplog):
+    cache = tmp_path / 'compiled'
+    templates.use_cache_directory(str(cache))
+    first = cook_and_render(CACHED)
+    [module] = cache.glob('*.py')
+    forget_loaded_modules(cache)
+    module.write_text('this is not Python\n')
+    assert cook_and_render(CACHED) == first
+    assert len(compiles) == 2
+    assert 'cannot be loaded; compiling it again' in caplog.text
+    forget_loaded_modules(cache)
+    assert cook_and_render(CACHED) == first  # written again, loaded
+    assert len(compiles) == 2
+
+
+def test_a_directory_that_cannot_be_written_keeps_templates_in_memory(
+        tmp_path, compiles, caplog, monkeypatch):
+    def full(*args, **kw):
+        raise OSError(28, 'No space left on device')
+
+    cache = tmp_path / 'compiled'
+    templates.use_cache_directory(str(cache))
+    monkeypatch.setattr(chameleon.loader.tempfile, 'mkstemp', full)
+    assert cook_and_render(CACHED) == '<p>2 items</p>'
+    assert 'cannot be written to %s; it is kept in memory' % cache \
+        in caplog.text
+    assert list(cache.iterdir()) == []
+
+
+def test_a_directory_others_may_write_is_refused(tmp_path, clean_zope):
+    cache = tmp_path / 'compiled'
+    cache.mkdir(mode=0o777)
+    cache.chmod(0o777)
+    with pytest.raises(UnsafePathError, match='writable by its group'):
+        templates.use_cache_directory(str(cache))
+
+
+def test_without_a_directory_templates_compile_in_memory_again(
+        tmp_path, compiles):
+    cache = tmp_path / 'compiled'
+    templates.use_cache_directory(str(cache))
+    templates.use_cache_directory(None)
+    assert templates.ViewTemplate.loader is \
+        chameleon.template.BaseTemplate.loader  # Chameleon's own choice
+    cook_and_render(CACHED)
+    assert list(cache.iterdir()) == []
+
+
+def test_a_module_installed_without_its_source_still_makes_a_key(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(templates, '__file__', str(tmp_path / 'gone.py'))
+    monkeypatch.setattr(templates, '_compilers_digest', None)
+    assert len(templates.compilers_digest()) == 64
+
+
+def test_the_cache_key_changes_with_the_compiling_code(tmp_path,
+                                                       monkeypatch):
+    before = templates.compilers_digest()
+    changed = tmp_path / 'templates.py'
+    with open(templates.__file__) as source:
+        changed.write_text(source.read() + '# changed\n')
+    monkeypatch.setattr(templates, '__file__', str(changed))
+    monkeypatch.setattr(templates, '_compilers_digest', None)
+    assert templates.compilers_digest() != before

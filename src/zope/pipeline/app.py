@@ -2,12 +2,16 @@
 
 import logging
 import os
+import sys
 
 from zope.configuration import config
 from zope.configuration import xmlconfig
 from zope.configuration.exceptions import ConfigurationError
 
 from zope.pipeline import security
+from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
+from zope.pipeline.privatefiles import UnsafePathError
+from zope.pipeline.privatefiles import private_directory
 from zope.pipeline.publisher import Publisher
 from zope.pipeline.registry import PipelineRegistry
 from zope.pipeline.settings import BOOLEANS
@@ -24,6 +28,9 @@ PIPELINE_ZCML = os.path.join(os.path.dirname(__file__), 'pipeline.zcml')
 
 #: Every publisher made in this process, newest last (for the CLI).
 built = []
+
+#: ``template_cache`` keeping compiled templates in memory only.
+IN_MEMORY = 'memory'
 
 
 def load_zcml(site_zcml, principals_zcml=None):
@@ -43,14 +50,27 @@ def load_zcml(site_zcml, principals_zcml=None):
     return registry if registry is not None else PipelineRegistry()
 
 
+def use_template_cache(directory):
+    """Keep the templates Chameleon compiles in ``directory`` (None: in
+    memory), for the whole process (``templates.use_cache_directory``)."""
+    if directory is None and 'zope.pipeline.templates' not in sys.modules:
+        return  # nothing compiled yet, nothing to forget
+    from zope.pipeline import templates
+    templates.use_cache_directory(directory)
+
+
 def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
              where_settings='the application settings', principals_zcml=None,
-             demo=False):
+             demo=False, template_cache=None):
     """Load the site's ZCML (and its principals) and return its Publisher.
 
     ``demo`` is recorded on the publisher (``publisher.demo``) for the
     servers' known-password check (zope.pipeline.credentials).
+    ``template_cache`` is the directory keeping compiled view templates
+    for the processes started later (None: memory;
+    ``template_cache_directory``).
     """
+    use_template_cache(template_cache)
     publisher = Publisher(load_zcml(site_zcml, principals_zcml), settings,
                           where_settings)
     publisher.demo = demo
@@ -114,14 +134,48 @@ def demo_option(options, where):
     return BOOLEANS[text]
 
 
+def template_cache_directory(here, options, where):
+    """The directory ``template_cache`` names (relative to ``here``),
+    created private or checked to be; None for ``memory``.  Unset, it is
+    ``templates-<uid>`` in the server's run directory
+    (``$ZOPE_PIPELINE_RUN_DIR``) when the environment names one, and
+    memory when it does not or the directory cannot be used there
+    (logged)."""
+    name = options.get('template_cache', '').strip()
+    if name == IN_MEMORY:
+        return None
+    if name:
+        path = os.path.normpath(os.path.join(here, name))
+        try:
+            return private_directory(path)
+        except (OSError, UnsafePathError) as error:
+            raise ConfigurationError(
+                'template_cache = %s in %s cannot keep compiled templates: '
+                '%s  (Name a directory private to the server\'s user, or '
+                '"%s".)' % (name, where, error, IN_MEMORY)) from None
+    run_dir = os.environ.get(RUN_DIR_VARIABLE, '').strip()
+    if not run_dir:
+        return None
+    path = os.path.join(run_dir, 'templates-%d' % os.geteuid())
+    try:
+        os.makedirs(run_dir, mode=0o700, exist_ok=True)
+        return private_directory(path)
+    except (OSError, UnsafePathError) as error:
+        logger.warning('Compiled templates are kept in memory: %s cannot '
+                       'keep them (%s).  Set template_cache in %s.',
+                       path, error, where)
+        return None
+
+
 def app_factory(global_conf, **local_conf):
     """paste.deploy ``app_factory``: ``use = egg:zope.pipeline#main``.
 
     ``site_zcml`` (relative to the ini's directory) names the site's ZCML;
     ``principals_zcml`` a ZCML file of principals loaded after it (see
     ``zope-pipeline adduser``); ``demo = true`` allows known passwords
-    beyond loopback (zope.pipeline.credentials); every other key is a stage
-    setting, ``<stage>.<key> = value``.
+    beyond loopback (zope.pipeline.credentials); ``template_cache`` keeps
+    compiled templates (``template_cache_directory``); every other key is
+    a stage setting, ``<stage>.<key> = value``.
     """
     ini = global_conf.get('__file__')
     where_settings = ('the application section of %s' % ini if ini
@@ -132,4 +186,5 @@ def app_factory(global_conf, **local_conf):
                                                DEFAULT_SITE_ZCML))
     return make_app(site_zcml, settings, where_settings,
                     principals_file(here, options, where_settings),
-                    demo_option(options, where_settings))
+                    demo_option(options, where_settings),
+                    template_cache_directory(here, options, where_settings))

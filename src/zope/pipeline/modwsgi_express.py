@@ -26,7 +26,8 @@ WSGI_SCRIPT = '''\
 # process imports this at its start.  Touch it to restart them gracefully.
 import os
 
-# The server's private directory for run-time state (metrics).
+# The server's private directory for run-time state (metrics, compiled
+# templates).
 os.environ.setdefault('ZOPE_PIPELINE_RUN_DIR', %(run_dir)r)
 
 from zope.pipeline.startup import load_site

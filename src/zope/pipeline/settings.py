@@ -13,6 +13,11 @@ PUBLISHER_OPTIONS = {
                        'adduser`).',
     'demo': 'true: a demonstration site, which may be served beyond '
             'loopback with known passwords (with a warning).',
+    'template_cache': 'A private directory (relative to the ini) keeping '
+                      'the view templates Chameleon compiles for the '
+                      'processes started later; "memory": none.  Default: '
+                      'templates-<uid> in $ZOPE_PIPELINE_RUN_DIR when it '
+                      'is set (under mod_wsgi), else memory.',
 }
 
 

@@ -18,7 +18,18 @@ adapter, so a container's items come before its attributes, as
 paths try attributes first).  Chameleon's cache key normally hashes the
 version of every installed distribution, which costs about 0.2 s at a
 process's first render; ours hashes the versions of what compiles the
-template.
+template (and the source of this module, whose code the compiled template
+calls).
+
+Compiled templates are kept in memory, per process, unless
+``use_cache_directory`` names a directory (the ini's ``template_cache``,
+by default a directory in the server's private run directory under
+mod_wsgi, ``zope.pipeline.app.template_cache_directory``): then each
+template is compiled once for every process that starts with the same
+template and compilers, as Chameleon's ``CHAMELEON_CACHE`` does for Zope
+and Plone, and a process started later loads it instead of compiling it.
+The directory must be private to the server's user (the files in it are
+Python code the server runs).
 """
 
 import ast
@@ -28,6 +39,8 @@ import logging
 from types import MethodType
 
 from chameleon.astutil import Symbol
+from chameleon.loader import MemoryLoader
+from chameleon.loader import ModuleLoader
 from z3c.pt.expressions import PathExpr
 from z3c.pt.namespaces import function_namespaces
 from z3c.pt.pagetemplate import BaseTemplate
@@ -43,6 +56,7 @@ from zope.traversing.adapters import traversePathElement
 from zope.traversing.interfaces import ITraversable
 
 from zope.pipeline.components import query_adapter
+from zope.pipeline.privatefiles import private_directory
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +71,10 @@ _marker = object()
 
 
 def compilers_digest():
-    """A hash of the versions of what compiles templates (once)."""
+    """A hash of the versions of what compiles templates and of this
+    module's source (once): a compiled template kept on disk is used only
+    by the code that compiled it, a development checkout's changes to
+    this module included."""
     global _compilers_digest
     if _compilers_digest is None:
         sha = hashlib.sha256()
@@ -67,6 +84,11 @@ def compilers_digest():
             except importlib.metadata.PackageNotFoundError:
                 version = ''
             sha.update(('%s=%s;' % (name, version)).encode('utf-8'))
+        try:
+            with open(__file__, 'rb') as source:
+                sha.update(source.read())
+        except OSError:  # installed without its source: the versions tell
+            pass
         _compilers_digest = sha.hexdigest()
     return _compilers_digest
 
@@ -193,13 +215,64 @@ class ViewTemplate(BaseTemplate):
                             path=ZopePathExpr, nocall=ZopeNocallExpr)
 
     def digest(self, body, names):
+        # the file name too: the compiled module names it in its errors
         sha = hashlib.sha256(compilers_digest().encode('ascii'))
-        for part in (type(self).__name__, body, ';'.join(names),
+        for part in (type(self).__name__, str(self.filename), body,
+                     ';'.join(names),
                      str(self.trim_attribute_space),
                      str(self.implicit_i18n_translate), str(self.strict)):
             sha.update(part.encode('utf-8', 'ignore'))
             sha.update(b'\0')
         return sha.hexdigest()[:32]
+
+
+class CompiledTemplates(ModuleLoader):
+    """Chameleon's loader of compiled templates from a directory, which
+    compiles a template anew when its file cannot be loaded, and keeps it
+    in memory when the directory cannot be written (both logged): the
+    template is rendered by Chameleon either way."""
+
+    def __init__(self, path):
+        super().__init__(path, remove=False)
+
+    def get(self, filename):
+        try:
+            return super().get(filename)
+        except Exception:
+            log.warning('The compiled template %s in %s cannot be loaded; '
+                        'compiling it again', filename, self.path,
+                        exc_info=True)
+            return None
+
+    def build(self, source, filename):
+        try:
+            return super().build(source, filename)
+        except OSError:
+            log.warning('The compiled template %s cannot be written to %s; '
+                        'it is kept in memory', filename, self.path,
+                        exc_info=True)
+            return MemoryLoader().build(source, filename)
+
+
+def use_cache_directory(path):
+    """Keep the templates compiled from now on in ``path`` (created, mode
+    0700, or checked to be private: ``privatefiles.private_directory``),
+    or, with None, in memory (unless Chameleon's own ``CHAMELEON_CACHE``
+    names a directory).  For the whole process; returns the loader."""
+    if path is None:
+        if 'loader' in ViewTemplate.__dict__:
+            del ViewTemplate.loader
+        return ViewTemplate.loader
+    ViewTemplate.loader = CompiledTemplates(private_directory(path))
+    return ViewTemplate.loader
+
+
+try:
+    from zope.testing.cleanup import addCleanUp
+except ImportError:  # pragma: no cover - zope.testing is for tests
+    pass
+else:
+    addCleanUp(use_cache_directory, (None,))
 
 
 def compiles_with_chameleon(engine, content_type):
