@@ -234,6 +234,20 @@ class ModWsgiServer(Server):
 SERVERS = {'waitress': WaitressServer, 'mod_wsgi': ModWsgiServer}
 
 
+#: What the WSGI script of ``zope-pipeline serve --mod-wsgi`` sets first:
+#: the daemons' private run directory (metrics, compiled templates).
+RUN_DIR_SCRIPT = '''\
+import os
+os.environ.setdefault('ZOPE_PIPELINE_RUN_DIR', %r)
+'''
+
+
+def run_directory(root):
+    """The run directory of the mod_wsgi server whose files are in
+    ``root`` (its daemons make it at their start)."""
+    return os.path.join(root, 'run')
+
+
 def make_server(config, workspace, name, script_text_for, port=None):
     """Write the WSGI script of a server named ``name``; return it (not yet
     started)."""
@@ -241,8 +255,10 @@ def make_server(config, workspace, name, script_text_for, port=None):
     count_dir = workspace.directory(name, 'counts')
     log_dir = workspace.directory(name, 'logs')
     workspace.directory(name, 'apache')
-    script = workspace.write(os.path.join(name, 'app.wsgi'),
-                             script_text_for(count_dir, log_dir))
+    text = script_text_for(count_dir, log_dir)
+    if config.server == 'mod_wsgi':
+        text = RUN_DIR_SCRIPT % run_directory(root) + text
+    script = workspace.write(os.path.join(name, 'app.wsgi'), text)
     kwargs = {'port': port}
     if config.server == 'mod_wsgi':
         kwargs['user'] = workspace.user
