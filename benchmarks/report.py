@@ -333,11 +333,14 @@ STARTS = (('waitress', 'waitress process (templates compiled)'),
                        'before loaded from the run directory)'),
           ('mod_wsgi_compiling', 'mod_wsgi daemon process (templates '
                                  'compiled)'))
+#: The rows of a run made before daemons kept their compiled templates.
+EARLIER_STARTS = (('waitress', 'waitress process'),
+                  ('mod_wsgi', 'mod_wsgi daemon process'))
 
 
 def startup_table(data):
     rows = []
-    starts = [(server, label) for server, label in STARTS if server in data]
+    starts = STARTS if 'mod_wsgi_compiling' in data else EARLIER_STARTS
     for server, label in starts:
         figures = data[server]
         rows.append([label, number(figures['first_response_s'], 2),
