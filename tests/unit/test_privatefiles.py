@@ -16,6 +16,16 @@ def test_a_new_private_directory_is_made_for_its_owner_only(tmp_path):
     assert privatefiles.private_directory(path) == path
 
 
+def test_with_parents_a_missing_directory_above_is_made_too(tmp_path):
+    path = privatefiles.private_directory(
+        str(tmp_path / 'run' / 'below' / 'state'), parents=True)
+    for directory in (path, tmp_path / 'run' / 'below'):
+        assert os.stat(directory).st_mode & 0o777 == 0o700
+    # without parents, a missing parent is an error
+    with pytest.raises(FileNotFoundError):
+        privatefiles.private_directory(str(tmp_path / 'other' / 'state'))
+
+
 def test_a_file_in_place_of_the_directory_is_refused(tmp_path):
     path = tmp_path / 'state'
     path.write_text('')

@@ -158,8 +158,7 @@ def template_cache_directory(here, options, where):
         return None
     path = os.path.join(run_dir, 'templates-%d' % os.geteuid())
     try:
-        os.makedirs(run_dir, mode=0o700, exist_ok=True)
-        return private_directory(path)
+        return private_directory(path, parents=True)
     except (OSError, UnsafePathError) as error:
         logger.warning('Compiled templates are kept in memory: %s cannot '
                        'keep them (%s).  Set template_cache in %s.',

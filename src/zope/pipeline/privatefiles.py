@@ -50,8 +50,14 @@ def check_private_directory(path, uid=None):
             % (path, stat.S_IMODE(info.st_mode)))
 
 
-def private_directory(path):
-    """Create ``path`` (mode 0700) or check the existing one; return it."""
+def private_directory(path, parents=False):
+    """Create ``path`` (mode 0700) or check the existing one; return it.
+    With ``parents``, the directories above it that do not exist are
+    created first, the one holding it with mode 0700 (``os.makedirs``;
+    a run directory and its state directory)."""
+    if parents:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700,
+                    exist_ok=True)
     try:
         os.mkdir(path, 0o700)
     except FileExistsError:

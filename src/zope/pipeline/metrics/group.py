@@ -100,9 +100,7 @@ class GroupState:
 
     def __init__(self, directory, parent=None):
         self.directory = directory
-        parent_directory = os.path.dirname(os.path.abspath(directory))
-        os.makedirs(parent_directory, mode=0o700, exist_ok=True)
-        private_directory(directory)
+        private_directory(directory, parents=True)
         if parent is not None:
             path = os.path.join(directory, PARENT)
             if not os.path.exists(path):
