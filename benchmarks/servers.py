@@ -18,6 +18,8 @@ import time
 import urllib.error
 import urllib.request
 
+from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
+
 from benchmarks import serverside
 from benchmarks.scripts import PROJECT_ROOT
 
@@ -238,7 +240,7 @@ SERVERS = {'waitress': WaitressServer, 'mod_wsgi': ModWsgiServer}
 #: the daemons' private run directory (metrics, compiled templates).
 RUN_DIR_SCRIPT = '''\
 import os
-os.environ.setdefault('ZOPE_PIPELINE_RUN_DIR', %r)
+os.environ.setdefault(%r, %r)
 '''
 
 
@@ -257,7 +259,8 @@ def make_server(config, workspace, name, script_text_for, port=None):
     workspace.directory(name, 'apache')
     text = script_text_for(count_dir, log_dir)
     if config.server == 'mod_wsgi':
-        text = RUN_DIR_SCRIPT % run_directory(root) + text
+        text = RUN_DIR_SCRIPT % (RUN_DIR_VARIABLE, run_directory(root)) \
+            + text
     script = workspace.write(os.path.join(name, 'app.wsgi'), text)
     kwargs = {'port': port}
     if config.server == 'mod_wsgi':
