@@ -11,6 +11,8 @@ import pwd
 import shutil
 import sys
 
+from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
+
 #: A locale every Debian image has (mod_wsgi-express wants en_US.UTF-8).
 LOCALE = 'C.UTF-8'
 #: The daemon process group of the administrative URLs.
@@ -28,7 +30,7 @@ import os
 
 # The server's private directory for run-time state (metrics, compiled
 # templates).
-os.environ.setdefault('ZOPE_PIPELINE_RUN_DIR', %(run_dir)r)
+os.environ.setdefault(%(run_dir_variable)r, %(run_dir)r)
 
 from zope.pipeline.startup import load_site
 
@@ -140,8 +142,9 @@ def default_server_root(ini, port):
 def write_wsgi_script(server_root, ini, name, run_dir, listen):
     script = os.path.join(server_root, 'application.wsgi')
     with open(script, 'w') as stream:
-        stream.write(WSGI_SCRIPT % {'ini': ini, 'name': name,
-                                    'run_dir': run_dir, 'listen': listen})
+        stream.write(WSGI_SCRIPT % {
+            'ini': ini, 'name': name, 'listen': listen,
+            'run_dir_variable': RUN_DIR_VARIABLE, 'run_dir': run_dir})
     return script
 
 
