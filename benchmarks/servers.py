@@ -18,7 +18,8 @@ import time
 import urllib.error
 import urllib.request
 
-from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
+from zope.pipeline.modwsgi_express import run_dir_line
+from zope.pipeline.modwsgi_express import run_directory
 
 from benchmarks import serverside
 from benchmarks.scripts import PROJECT_ROOT
@@ -236,20 +237,6 @@ class ModWsgiServer(Server):
 SERVERS = {'waitress': WaitressServer, 'mod_wsgi': ModWsgiServer}
 
 
-#: What the WSGI script of ``zope-pipeline serve --mod-wsgi`` sets first:
-#: the daemons' private run directory (metrics, compiled templates).
-RUN_DIR_SCRIPT = '''\
-import os
-os.environ.setdefault(%r, %r)
-'''
-
-
-def run_directory(root):
-    """The run directory of the mod_wsgi server whose files are in
-    ``root`` (its daemons make it at their start)."""
-    return os.path.join(root, 'run')
-
-
 def make_server(config, workspace, name, script_text_for, port=None):
     """Write the WSGI script of a server named ``name``; return it (not yet
     started)."""
@@ -259,8 +246,11 @@ def make_server(config, workspace, name, script_text_for, port=None):
     workspace.directory(name, 'apache')
     text = script_text_for(count_dir, log_dir)
     if config.server == 'mod_wsgi':
-        text = RUN_DIR_SCRIPT % (RUN_DIR_VARIABLE, run_directory(root)) \
-            + text
+        # what the WSGI script of ``zope-pipeline serve --mod-wsgi`` sets
+        # first: the daemons' private run directory (metrics, compiled
+        # templates; the daemons make it at their start)
+        text = 'import os\n%s\n%s' % (run_dir_line(run_directory(root)),
+                                       text)
     script = workspace.write(os.path.join(name, 'app.wsgi'), text)
     kwargs = {'port': port}
     if config.server == 'mod_wsgi':

@@ -20,11 +20,12 @@ import signal
 import time
 import urllib.error
 
+from zope.pipeline.modwsgi_express import run_directory
+
 from benchmarks import serverside
 from benchmarks.servers import ServerConfig
 from benchmarks.servers import fetch
 from benchmarks.servers import make_server
-from benchmarks.servers import run_directory
 from benchmarks.stats import median
 
 WAITRESS = ServerConfig('waitress', 1, 4)

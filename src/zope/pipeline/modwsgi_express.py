@@ -30,7 +30,7 @@ import os
 
 # The server's private directory for run-time state (metrics, compiled
 # templates).
-os.environ.setdefault(%(run_dir_variable)r, %(run_dir)r)
+%(run_dir_line)s
 
 from zope.pipeline.startup import load_site
 
@@ -142,10 +142,23 @@ def default_server_root(ini, port):
 def write_wsgi_script(server_root, ini, name, run_dir, listen):
     script = os.path.join(server_root, 'application.wsgi')
     with open(script, 'w') as stream:
-        stream.write(WSGI_SCRIPT % {
-            'ini': ini, 'name': name, 'listen': listen,
-            'run_dir_variable': RUN_DIR_VARIABLE, 'run_dir': run_dir})
+        stream.write(WSGI_SCRIPT % {'ini': ini, 'name': name,
+                                    'listen': listen,
+                                    'run_dir_line': run_dir_line(run_dir)})
     return script
+
+
+def run_dir_line(run_dir):
+    """The line of a daemon's WSGI script (after ``import os``) naming
+    ``run_dir`` as the server's run directory, unless the environment
+    names one already."""
+    return 'os.environ.setdefault(%r, %r)' % (RUN_DIR_VARIABLE, run_dir)
+
+
+def run_directory(server_root):
+    """The run directory of the server whose files are in
+    ``server_root`` (``make_run_directory`` makes it)."""
+    return os.path.join(server_root, 'run')
 
 
 def write_security_conf(server_root):
@@ -164,7 +177,7 @@ def make_run_directory(server_root, user=None, group=None):
     from zope.pipeline.privatefiles import UnsafePathError
     from zope.pipeline.privatefiles import give_to
     from zope.pipeline.privatefiles import refuse_link
-    path = os.path.join(server_root, 'run')
+    path = run_directory(server_root)
     try:
         refuse_link(path, "the server's run directory")
     except UnsafePathError as error:
