@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from zope.pipeline.modwsgi_express import run_directory
+
 from tests.integration import support
 
 pytestmark = pytest.mark.integration
@@ -62,7 +64,7 @@ def test_two_daemon_processes_both_serve_the_page_from_one_new_root(site):
 def compiled_templates(server):
     """{name: inode} of the compiled templates in the server's run
     directory (``templates-<uid>``, made by the daemons' user)."""
-    run = os.path.join(server.server_root, 'run')
+    run = run_directory(server.server_root)
     found = {}
     for entry in os.listdir(run):
         if entry.startswith('templates-'):
