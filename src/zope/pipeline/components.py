@@ -58,6 +58,8 @@ from zope.security.proxy import Proxy
 from zope.security.proxy import getChecker
 from zope.security.proxy import removeSecurityProxy
 
+from zope.pipeline.compiled import use_compiled
+
 #: zope.event's subscribers when only zope.component dispatches.
 STANDARD_SUBSCRIBERS = [dispatch]
 #: zope.interface's adapter hooks when only zope.component's is installed.
@@ -246,3 +248,6 @@ def adapter_factory(ob, interface):
     if spec.isOrExtends(interface):
         return None
     return lookup1(spec, interface, '')
+
+
+use_compiled(globals())

@@ -39,6 +39,7 @@ from zope.securitypolicy.interfaces import IPrincipalRoleMap
 from zope.securitypolicy.interfaces import IRolePermissionMap
 from zope.securitypolicy.securitymap import SecurityMap
 
+from zope.pipeline.compiled import use_compiled
 from zope.pipeline.components import query_adapter
 
 #: The local maps the stock policy reads on every object of a path.
@@ -234,3 +235,6 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
                     table.clear()
                 table[oid] = inherits
         return inherits
+
+
+use_compiled(globals())
