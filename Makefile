@@ -3,8 +3,6 @@
 #   make serve     serve the sample site (mod_wsgi-express, daemon mode)
 #   make test      run the whole test suite with branch coverage
 #   make unit      the fast unit layer (tests/unit) only
-#   make test-compiled  the in-process layers with the compiled modules
-#                  (make test runs it after its coverage run)
 #   make docs      the Sphinx documentation, warnings as errors
 #   make lint      ruff over the whole tree
 #   make buildout  the same software through zc.buildout: bin/zope-pipeline,
@@ -69,14 +67,13 @@ RELIABILITY_TESTS := tests/integration/test_conflict_storm.py \
 	tests/integration/test_two_servers.py
 RELIABILITY_REPORT := test-artifacts/reliability.md
 
-.PHONY: lint docs unit test-compiled reliability www-data-access help serve test setup apt-packages check-python coverage-summary \
+.PHONY: lint docs unit reliability www-data-access help serve test setup apt-packages check-python coverage-summary \
 	buildout clean
 
 help:
 	@echo 'make serve     serve the sample site (mod_wsgi-express, 2 daemon processes)'
 	@echo 'make test      run the whole test suite with branch coverage'
 	@echo 'make unit      run the fast unit layer (tests/unit) only'
-	@echo 'make test-compiled  the in-process tests with the compiled modules'
 	@echo 'make docs      build the documentation (docs/_build/html)'
 	@echo 'make lint      run ruff (configured in pyproject.toml)'
 	@echo 'make buildout  build bin/zope-pipeline and bin/test with zc.buildout'
@@ -89,9 +86,8 @@ serve: setup
 	$(VENV)/bin/zope-pipeline serve $(SERVE_INI) $(SERVE_ARGS)
 
 test: setup
-	@echo '== pytest over tests/, branch coverage of src/zope/pipeline (fail under $(COVERAGE_MIN)%), its Python modules'
+	@echo '== pytest over tests/, branch coverage of src/zope/pipeline (fail under $(COVERAGE_MIN)%)'
 	@mkdir -p $(dir $(JUNIT)); rm -f $(JUNIT) .coverage; status=0; \
-	ZOPE_PIPELINE_PURE_PYTHON=1 \
 	$(VENV_PYTHON) -m pytest tests/ -p no:cacheprovider --junitxml=$(JUNIT) \
 	    --cov=zope.pipeline --cov-branch --cov-report=term \
 	    --cov-fail-under=$(COVERAGE_MIN) $(PYTEST_ARGS) || status=$$?; \
@@ -105,31 +101,7 @@ test: setup
 	elif [ $$status -ne 0 ]; then \
 	    echo "FAILED: $$failed of $$tests tests failed or had errors (pytest exit code $$status)."; \
 	fi; \
-	$(MAKE) --no-print-directory test-compiled || status=$$?; \
 	exit $$status
-
-# The suite's in-process layers and the mod_wsgi daemons again, with the
-# compiled modules (zope.pipeline.compiled, built by Cython at install):
-# `make test`'s coverage run above uses the Python ones, which coverage
-# can trace.  Without compiled modules this says so and passes, except
-# under CI, where the build must have made them.
-COMPILED_TESTS := tests/unit tests/functional tests/security tests/engine \
-	tests/compat tests/integration/test_mod_wsgi_sqlite.py
-COMPILED_STATUS := from zope.pipeline import compiled; \
-	built = [name for name, path in compiled.status().items() \
-	         if compiled.is_compiled({"__file__": path})]; \
-	print(len(built), len(compiled.MODULES))
-
-test-compiled: setup
-	@read -r built wanted <<< "$$(env -u PURE_PYTHON ZOPE_PIPELINE_PURE_PYTHON= $(VENV_PYTHON) -c '$(COMPILED_STATUS)')"; \
-	if [ "$$built" != "$$wanted" ]; then \
-	    echo "== $$built of the $$wanted modules of zope.pipeline.compiled were compiled at install (no Cython or no compiler?)"; \
-	    if [ -n "$${CI:-}" ]; then echo 'FAILED: under CI all must be.'; exit 1; fi; \
-	    exit 0; \
-	fi; \
-	echo "== pytest again with the $$built compiled modules: $(COMPILED_TESTS)"; \
-	env -u PURE_PYTHON ZOPE_PIPELINE_PURE_PYTHON= $(VENV_PYTHON) -m pytest -q \
-	    -p no:cacheprovider $(COMPILED_TESTS) $(PYTEST_ARGS)
 
 # pyflakes, pycodestyle, isort and bugbear, as pyproject.toml configures
 # them: nothing found, or it fails.
@@ -226,13 +198,7 @@ apt-packages:
 $(VENV_PYTHON):
 	$(PYTHON) -m venv $(VENV)
 
-# The modules zope.pipeline.compiled names are compiled at install: an edit
-# of one installs again, so the compiled copy is of the code under test.
-# (their names read from zope.pipeline.compiled.MODULES, one per line).
-COMPILED_MODULES := $(shell sed -n "s/^    'zope\.pipeline\.\(.*\)',$$/\1/p" \
-	src/zope/pipeline/compiled.py)
-COMPILED_SOURCES := $(patsubst %,src/zope/pipeline/%.py,$(subst .,/,$(COMPILED_MODULES)))
-$(STAMP): pyproject.toml setup.py Makefile $(COMPILED_SOURCES) | $(VENV_PYTHON)
+$(STAMP): pyproject.toml Makefile | $(VENV_PYTHON)
 	$(VENV_PYTHON) -m pip install --upgrade pip
 	$(VENV_PYTHON) -m pip install -e '.[$(EXTRAS)]'
 	touch $(STAMP)

@@ -89,15 +89,6 @@ def mariadb_version():
         connection.close()
 
 
-def compiled_modules():
-    """How many of zope.pipeline.compiled.MODULES the servers load
-    compiled (the harness's environment and installation are theirs)."""
-    from zope.pipeline import compiled
-    loaded = compiled.status().values()
-    return '%d/%d' % (sum(compiled.is_compiled({'__file__': path})
-                          for path in loaded), len(compiled.MODULES))
-
-
 def versions():
     found = {'python': sys.version.split()[0]}
     for name in DISTRIBUTIONS:
@@ -107,5 +98,4 @@ def versions():
     found['ab'] = version_in(first_line(['ab', '-V']), r'Version (\S+)')
     found['mariadb'] = mariadb_version()
     found['mod_wsgi-express'] = MOD_WSGI_EXPRESS
-    found['zope.pipeline-compiled-modules'] = compiled_modules()
     return found

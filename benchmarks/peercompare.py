@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 
-from benchmarks import environment
 from benchmarks import peers
 from benchmarks.loadgen import Load
 from benchmarks.loadgen import measure_once
@@ -99,7 +98,6 @@ class PeersComparison:
                 'apps': [{'name': app.name, 'label': app.describe()}
                          for app in self.apps],
                 'page_bytes': {}, 'measurements': [],
-                'compiled_modules': environment.compiled_modules(),
                 'load_average': {'before': os.getloadavg()}}
         for storage_name in self.plan.storages:
             self.log('  peers on %s' % storage_name)

@@ -289,9 +289,6 @@ def peers_section(data):
                   ', '.join('%.2f' % v for v in
                             data['load_average'].get('after', ())),
                   data.get('command', 'zope-pipeline bench')))
-    if 'compiled_modules' in data:
-        header += (' zope.pipeline loaded %s of its modules compiled '
-                   '(zope.pipeline.compiled).' % data['compiled_modules'])
     parts = [header]
     parts += [peers_table(data, load)
               for load in peer_loads(data['measurements'])]

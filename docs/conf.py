@@ -14,10 +14,6 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '_ext'))
 
-# autodoc and viewcode read the Python modules, not their compiled copies
-# (zope.pipeline.compiled).
-os.environ.setdefault('ZOPE_PIPELINE_PURE_PYTHON', '1')
-
 project = 'zope.pipeline'
 author = 'Zope Foundation and Contributors'
 copyright = '%d, %s' % (datetime.date.today().year, author)

@@ -7,7 +7,6 @@ import importlib
 import importlib.metadata
 import os
 import re
-import subprocess
 
 DISTRIBUTION = 'zope.pipeline'
 CONSOLE_SCRIPT = 'zope-pipeline'
@@ -133,19 +132,3 @@ def test_ci_runs_the_readme_test_command():
                      re.MULTILINE)
     assert ci.startswith('#!/usr/bin/env bash\n')
     assert 'set -euo pipefail' in ci
-
-
-def test_an_edit_of_a_compiled_module_makes_make_install_again():
-    """The Makefile's install stamp depends on the sources of
-    zope.pipeline.compiled.MODULES, read from that tuple."""
-    from zope.pipeline.compiled import MODULES
-    database = subprocess.run(
-        ['make', '--no-print-directory', '-pn', 'help'], cwd=ROOT,
-        capture_output=True, text=True, check=True).stdout
-    sources = re.search(r'^COMPILED_SOURCES := (.*)$', database,
-                        re.MULTILINE).group(1).split()
-    assert sources == ['src/%s.py' % name.replace('.', '/')
-                       for name in MODULES]
-    stamp = re.search(r'^\$\(STAMP\): (.*)\|', read('Makefile'),
-                      re.MULTILINE).group(1).split()
-    assert '$(COMPILED_SOURCES)' in stamp and 'setup.py' in stamp

@@ -252,14 +252,6 @@ def test_the_section_has_both_loads_the_page_sizes_and_the_target():
             'per second (target at least 1): not met.') in text
 
 
-def test_the_section_says_how_many_modules_ran_compiled_when_recorded():
-    data = peers_data()
-    assert 'compiled' not in report.peers_section(data)  # older results
-    data['compiled_modules'] = '5/5'
-    assert ('zope.pipeline loaded 5/5 of its modules compiled '
-            '(zope.pipeline.compiled).') in report.peers_section(data)
-
-
 def test_results_md_has_the_peers_section_its_method_and_command():
     from .test_bench_report import results
     data = results()

@@ -58,8 +58,6 @@ from zope.security.proxy import Proxy
 from zope.security.proxy import getChecker
 from zope.security.proxy import removeSecurityProxy
 
-from zope.pipeline.compiled import use_compiled
-
 #: zope.event's subscribers when only zope.component dispatches.
 STANDARD_SUBSCRIBERS = [dispatch]
 #: zope.interface's adapter hooks when only zope.component's is installed.
@@ -248,6 +246,3 @@ def adapter_factory(ob, interface):
     if spec.isOrExtends(interface):
         return None
     return lookup1(spec, interface, '')
-
-
-use_compiled(globals())

@@ -37,7 +37,6 @@ from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 from zope.publisher.skinnable import getDefaultSkin
 from zope.publisher.skinnable import setDefaultSkin
 
-from zope.pipeline.compiled import use_compiled
 from zope.pipeline.components import adapter_factory
 from zope.pipeline.interfaces import IRequestFactory
 
@@ -324,6 +323,3 @@ def as_request_factory(factory):
     if IRequestFactory.providedBy(factory):
         return factory
     return RequestFactory(factory)
-
-
-use_compiled(globals())

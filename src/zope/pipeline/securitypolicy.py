@@ -39,7 +39,6 @@ from zope.securitypolicy.interfaces import IPrincipalRoleMap
 from zope.securitypolicy.interfaces import IRolePermissionMap
 from zope.securitypolicy.securitymap import SecurityMap
 
-from zope.pipeline.compiled import use_compiled
 from zope.pipeline.components import query_adapter
 
 #: The local maps the stock policy reads on every object of a path.
@@ -235,6 +234,3 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
                     table.clear()
                 table[oid] = inherits
         return inherits
-
-
-use_compiled(globals())

@@ -55,9 +55,6 @@ from zope.security.proxy import removeSecurityProxy
 from zope.traversing.adapters import traversePathElement
 from zope.traversing.interfaces import ITraversable
 
-from zope.pipeline.compiled import SOURCE_DIGEST
-from zope.pipeline.compiled import source_digest as compiled_source_digest
-from zope.pipeline.compiled import use_compiled
 from zope.pipeline.components import query_adapter
 from zope.pipeline.privatefiles import private_directory
 
@@ -87,11 +84,11 @@ def compilers_digest():
             except importlib.metadata.PackageNotFoundError:
                 version = ''
             sha.update(('%s=%s;' % (name, version)).encode('utf-8'))
-        # The compiled copy (zope.pipeline.compiled) knows its source's
-        # digest; installed without its source, the versions tell.
-        source = (globals().get(SOURCE_DIGEST)
-                  or compiled_source_digest(__file__))
-        sha.update((source or '').encode('ascii'))
+        try:
+            with open(__file__, 'rb') as source:
+                sha.update(source.read())
+        except OSError:  # installed without its source: the versions tell
+            pass
         _compilers_digest = sha.hexdigest()
     return _compilers_digest
 
@@ -198,10 +195,8 @@ class ZopePathExpr(PathExpr):
 
     def translate(self, string, target):
         flag = CallFlag()
-        # super() outside the comprehension: compiled by Cython
-        # (zope.pipeline.compiled), a comprehension has a scope of its own.
-        nodes = super().translate(string, target)
-        return [flag.visit(node) for node in nodes]
+        return [flag.visit(node) for node in super().translate(string,
+                                                                target)]
 
 
 class ZopeNocallExpr(ZopePathExpr):
@@ -317,6 +312,3 @@ class ChameleonProgram:
             return PageTemplateEngine.cook(source_file, text, engine,
                                            content_type)
         return cls(template), template.macros
-
-
-use_compiled(globals())

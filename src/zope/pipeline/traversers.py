@@ -20,7 +20,6 @@ from zope.traversing.interfaces import TraversalError
 from zope.traversing.namespace import nsParse
 from zope.traversing.namespace import view as ViewNamespace
 
-from zope.pipeline.compiled import use_compiled
 from zope.pipeline.components import provides
 from zope.pipeline.components import query_multi_adapter
 
@@ -205,6 +204,3 @@ def get_instead_of_head(ob, found):
             getattr(method, '__self__', None) is not removeSecurityProxy(ob):
         return found
     return getattr(ob, 'GET', None) or found
-
-
-use_compiled(globals())
