@@ -9,6 +9,8 @@
 #                  bin/test
 #   make reliability  run the reliability tests and publish their figures
 #                  in docs/reliability.md
+#   make bench     the benchmark harness of this checkout (benchmarks/, not
+#                  installed with the package): python -m benchmarks
 #
 # Both `serve` and `test` first make sure everything is installed: the apt
 # packages (when run as root on Debian), the virtualenv in .venv and the
@@ -67,7 +69,7 @@ RELIABILITY_TESTS := tests/integration/test_conflict_storm.py \
 	tests/integration/test_two_servers.py
 RELIABILITY_REPORT := test-artifacts/reliability.md
 
-.PHONY: lint docs unit reliability www-data-access help serve test setup apt-packages check-python coverage-summary \
+.PHONY: lint docs unit reliability bench www-data-access help serve test setup apt-packages check-python coverage-summary \
 	buildout clean
 
 help:
@@ -78,6 +80,7 @@ help:
 	@echo 'make lint      run ruff (configured in pyproject.toml)'
 	@echo 'make buildout  build bin/zope-pipeline and bin/test with zc.buildout'
 	@echo 'make reliability  run the reliability tests, publish docs/reliability.md'
+	@echo 'make bench     run the benchmarks (BENCH_ARGS=--quick for a subset)'
 	@echo 'make clean     remove .venv, .buildout and the buildout output (not var/)'
 
 # -- the two commands
@@ -124,6 +127,12 @@ reliability: setup
 	$(VENV_PYTHON) -m pytest -p no:cacheprovider $(RELIABILITY_TESTS) $(PYTEST_ARGS)
 	cp $(RELIABILITY_REPORT) docs/reliability.md
 	@echo 'docs/reliability.md: the new figures (commit them).'
+
+# The benchmark harness (benchmarks/, a tool of the checkout: the installed
+# zope-pipeline command has no bench).  `make bench BENCH_ARGS=--quick`.
+BENCH_ARGS ?=
+bench: setup
+	$(VENV_PYTHON) -m benchmarks $(BENCH_ARGS)
 
 coverage-summary:
 	@if [ -f .coverage ]; then \

@@ -1,4 +1,4 @@
-"""The benchmark command: ``python -m benchmarks`` or ``zope-pipeline bench``.
+"""The benchmark command: ``python -m benchmarks`` (``make bench``).
 
 Without options it runs the full plan and regenerates
 ``benchmarks/RESULTS.md``, ``benchmarks/results/results.json``, the charts
@@ -243,7 +243,7 @@ def with_saved_results(results, saved_path):
 
 def command_line(argv):
     shown = ' '.join(argv if argv is not None else sys.argv[1:])
-    return ('zope-pipeline bench %s' % shown).strip()
+    return ('python -m benchmarks %s' % shown).strip()
 
 
 def run(args, argv=None, log=print):

@@ -288,7 +288,7 @@ def peers_section(data):
                             data['load_average']['before']),
                   ', '.join('%.2f' % v for v in
                             data['load_average'].get('after', ())),
-                  data.get('command', 'zope-pipeline bench')))
+                  data.get('command', 'python -m benchmarks')))
     parts = [header]
     parts += [peers_table(data, load)
               for load in peer_loads(data['measurements'])]
@@ -513,7 +513,7 @@ second are shares of it.  In-process costs are CPU time per request
 (medians of alternating batches).'''
 
 PEERS_METHOD = '''\
-The peers comparison (`zope-pipeline bench --peers`, and part of the
+The peers comparison (`python -m benchmarks --peers`, and part of the
 full run) serves one page, `/folder/page` (a container of ten persistent
 items under `folder`, rendered by a template: the title in `<title>` and
 `<h1>`, one `<li>` per item), with Pyramid (pyramid_tm,
@@ -532,8 +532,8 @@ measured in the same rounds.'''
 def render_results(results, charts=()):
     """The whole RESULTS.md."""
     lines = ['# zope.pipeline benchmarks', '',
-             'Regenerate with `zope-pipeline bench` (or `python -m '
-             'benchmarks`); `--quick` runs a subset in a few minutes.', '']
+             'Regenerate with `python -m benchmarks` (`make bench`); '
+             '`--quick` runs a subset in a few minutes.', '']
     lines.extend(environment_lines(results))
     lines += ['', METHOD % {'repeats': results['plan']['repeats']}, '']
     if results.get('peers'):

@@ -243,7 +243,7 @@ def test_a_measuring_run_records_its_command(tmp_path, monkeypatch):
     argv = ['--quick', '--only', 'imports', '--output-dir', str(tmp_path)]
     assert cli.run(parse(*argv), argv, log=lambda line: None) == 0
     assert cli.command_line(argv) == (
-        'zope-pipeline bench --quick --only imports --output-dir %s'
+        'python -m benchmarks --quick --only imports --output-dir %s'
         % tmp_path)
 
 
@@ -307,37 +307,6 @@ def test_the_machine_and_versions_are_described():
     assert environment.version_in('odd', r'Apache/(\S+)') == 'odd'
 
 
-def test_the_zope_pipeline_bench_command_finds_this_checkout(monkeypatch,
-                                                            tmp_path):
-    from zope.pipeline.commands import bench
-    monkeypatch.chdir(tmp_path)
-    assert bench.find_benchmarks() == ROOT
-    parser = argparse.ArgumentParser()
-    bench.add_arguments(parser)
-    assert parser.parse_args(['--quick']).quick
-
-
-def test_the_bench_command_outside_a_checkout_says_so(monkeypatch):
-    from zope.pipeline.commands import bench
-    monkeypatch.setattr(bench, 'find_benchmarks', lambda: None)
-    parser = argparse.ArgumentParser()
-    bench.add_arguments(parser)
-    assert parser.parse_args([]) == argparse.Namespace()
-    with pytest.raises(SystemExit, match='source checkout'):
-        bench.run(argparse.Namespace())
-
-
-def test_the_bench_command_renders_a_saved_run(monkeypatch, tmp_path):
-    need(_matplotlib(), 'matplotlib (the bench extra) is not installed')
-    from zope.pipeline import cli as pipeline_cli
-    saved = tmp_path / 'saved.json'
-    saved.write_text(json.dumps(saved_results()))
-    monkeypatch.setattr('sys.argv', ['zope-pipeline', 'bench'])
-    assert pipeline_cli.main(['bench', '--render', str(saved),
-                              '--output-dir', str(tmp_path)]) == 0
-    assert (tmp_path / 'RESULTS.md').exists()
-
-
 class FakeServer:
     config = ServerConfig('mod_wsgi', 1, 1)
 
@@ -387,20 +356,6 @@ def test_the_command_line_entry_renders_a_saved_run(tmp_path, capsys):
     assert cli.main(['--render', str(saved), '--output-dir',
                      str(tmp_path)]) == 0
     assert 'Wrote %s' % (tmp_path / 'RESULTS.md') in capsys.readouterr().out
-
-
-def test_outside_a_checkout_no_benchmarks_are_found(monkeypatch, tmp_path):
-    from zope.pipeline.commands import bench
-    monkeypatch.setattr(bench, 'candidate_roots', lambda: [str(tmp_path)])
-    assert bench.find_benchmarks() is None
-
-
-def test_the_checkout_is_put_on_the_path_for_the_command(monkeypatch):
-    from zope.pipeline.commands import bench
-    monkeypatch.setattr('sys.path', [entry for entry in __import__(
-        'sys').path if entry != ROOT])
-    assert bench.import_cli() is cli
-    assert __import__('sys').path[0] == ROOT
 
 
 def test_storages_must_be_known_and_given():

@@ -219,7 +219,7 @@ def peers_data():
             'page_bytes': {'sqlite': {'ceiling': 380, 'pyramid': 380}},
             'measurements': measurements,
             'load_average': {'before': [1, 1, 1], 'after': [2, 2, 2]},
-            'command': 'zope-pipeline bench --peers',
+            'command': 'python -m benchmarks --peers',
             'server_command': 'mod_wsgi-express start-server x'}
 
 
@@ -258,7 +258,7 @@ def test_results_md_has_the_peers_section_its_method_and_command():
     data['peers'] = peers_data()
     text = report.render_results(data)
     assert '## Peers: the same page by Pyramid, Zope and zope.pipeline' in text
-    assert 'The peers comparison (`zope-pipeline bench --peers`' in text
+    assert 'The peers comparison (`python -m benchmarks --peers`' in text
     assert '- peers (each app): `mod_wsgi-express start-server x`' in text
 
 
@@ -315,10 +315,10 @@ def test_a_peers_run_goes_into_the_saved_results(tmp_path):
     saved.write_text(json.dumps({'mode': 'full', 'http': {'x': 1},
                                  'peers': {'old': True}}))
     merged = cli.with_saved_results(
-        {'mode': 'peers', 'command': 'zope-pipeline bench --peers',
+        {'mode': 'peers', 'command': 'python -m benchmarks --peers',
          'peers': {'new': True}}, str(saved))
     assert merged == {'mode': 'full', 'http': {'x': 1}, 'peers': {
-        'new': True, 'command': 'zope-pipeline bench --peers'}}
+        'new': True, 'command': 'python -m benchmarks --peers'}}
 
 
 def test_without_saved_results_a_peers_run_stands_alone(tmp_path):

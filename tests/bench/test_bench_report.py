@@ -164,7 +164,7 @@ def test_the_write_path_shows_retries_per_thousand():
 def results():
     return {
         'mode': 'quick', 'date': '2026-01-01T00:00:00+00:00',
-        'duration_s': 12.0, 'command': 'zope-pipeline bench --quick',
+        'duration_s': 12.0, 'command': 'python -m benchmarks --quick',
         'plan': {'repeats': 3},
         'machine': {'cpus': 2, 'cpu_model': 'AMD EPYC', 'memory_gib': 23.5,
                     'os': 'Debian', 'kernel': '6.1'},
@@ -190,7 +190,7 @@ def test_results_md_has_environment_charts_sections_and_commands():
                   'Pipeline cost in process', 'Worker start-up', 'Imports',
                   'Command lines'):
         assert '## %s' % title in text
-    assert '- Harness: `zope-pipeline bench --quick`' in text
+    assert '- Harness: `python -m benchmarks --quick`' in text
     assert '- ab: `ab -n 1000 -c 8 -r http://127.0.0.1:1/p`' in text
     assert '- waitress: `python -m x`' in text
     assert 'The page is 1700 bytes' in text

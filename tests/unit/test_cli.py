@@ -1,5 +1,7 @@
 """The zope-pipeline command and its show-pipeline subcommand."""
 
+import argparse
+import importlib.metadata
 import json
 import os
 import re
@@ -9,6 +11,7 @@ import sys
 
 import pytest
 
+from zope.pipeline.cli import build_parser
 from zope.pipeline.cli import main
 
 from .engine_files import ROOT
@@ -186,9 +189,7 @@ def test_subcommand_is_required(capsys):
 
 
 def test_console_script_help_lists_show_pipeline():
-    script = os.path.join(os.path.dirname(sys.executable), 'zope-pipeline')
-    script = script if os.path.exists(script) else shutil.which(
-        'zope-pipeline')
+    script = console_script()
     assert script, 'the zope-pipeline console script is not installed'
     done = subprocess.run([script, '--help'], capture_output=True, text=True,
                           timeout=60)
@@ -204,3 +205,77 @@ def test_show_pipeline_help_describes_its_options(capsys):
     out = capsys.readouterr().out
     assert '--request-type TYPE' in out
     assert '--format {text,json}' in out
+
+
+def console_script():
+    script = os.path.join(os.path.dirname(sys.executable), 'zope-pipeline')
+    return script if os.path.exists(script) else shutil.which(
+        'zope-pipeline')
+
+
+#: A package a user's project may well have, which writes a marker file
+#: when anything imports it.
+MARKER_PACKAGE = '''\
+import os
+with open(os.path.join(%r, 'imported-' + __name__), 'w') as marker:
+    marker.write(__name__)
+'''
+
+
+def test_the_command_imports_nothing_from_the_current_directory(tmp_path):
+    project = tmp_path / 'project'
+    for package in ('benchmarks', 'commands', 'tests'):
+        (project / package).mkdir(parents=True)
+        for module in ('__init__.py', 'cli.py', '__main__.py'):
+            (project / package / module).write_text(
+                MARKER_PACKAGE % str(tmp_path))
+    ini = os.path.join(ROOT, 'etc', 'deploy.ini')
+    for arguments in (['--help'], ['--version'], ['serve', '--help'],
+                      ['show-pipeline', ini, '--request-type', 'http']):
+        done = subprocess.run([console_script()] + arguments, cwd=project,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    assert sorted(os.listdir(tmp_path)) == ['project']
+
+
+def test_version_is_the_installed_distributions(capsys):
+    with pytest.raises(SystemExit) as caught:
+        main(['--version'])
+    assert caught.value.code == 0
+    assert capsys.readouterr().out == 'zope-pipeline %s\n' % (
+        importlib.metadata.version('zope.pipeline'))
+
+
+def subcommand_parsers():
+    parser = build_parser()
+    (choices,) = [action.choices for action in parser._actions
+                  if isinstance(action, argparse._SubParsersAction)]
+    return parser, choices
+
+
+#: reST or Markdown markup, and Python callables, in a help text.
+MARKUP_RE = re.compile(r'``|`[^`]+`_?|:[a-z]+:`|\b[a-z_]+\(\)|\*\*')
+
+
+def test_every_option_has_plain_help_text():
+    parser, subparsers = subcommand_parsers()
+    assert set(subparsers) >= {'show-pipeline', 'serve', 'init-db',
+                               'adduser'}
+    for name, subparser in [('', parser)] + sorted(subparsers.items()):
+        texts = [subparser.description or '']
+        for action in subparser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                continue
+            assert action.help and action.help != argparse.SUPPRESS, (
+                name, action.option_strings or action.dest)
+            texts.append(action.help)
+        for text in texts:
+            assert not MARKUP_RE.search(text), (name, text)
+
+
+def test_descriptions_keep_their_paragraphs(capsys):
+    with pytest.raises(SystemExit):
+        main(['serve', '--help'])
+    out = capsys.readouterr().out
+    assert '\n\nThe generated script (<server root>/application.wsgi)' in out
+    assert max(len(line) for line in out.splitlines()) <= 80

@@ -1,16 +1,16 @@
 """Create (or change the password of) an administrator of a site.
 
-The ini's ``principals_zcml`` names a ZCML file of principals, which the
-site loads after its own ZCML (``etc/deploy-mysql.ini``:
-``var/principals.zcml``).  This command writes the principal there with
-an SSHA-hashed password and grants it ``--permission`` (default
-``zope.ManageContent`` and ``zope.pipeline.ViewMetrics``, the permission
-of the ``metrics.html`` page), keeping the other principals of the file; the
-file is readable by its owner only (``--owner``, or ``zope-pipeline serve``
+The ini's principals_zcml names a ZCML file of principals, which the
+site loads after its own ZCML (etc/deploy-mysql.ini:
+var/principals.zcml).  This command writes the principal there with
+an SSHA-hashed password and grants it --permission (default
+zope.ManageContent and zope.pipeline.ViewMetrics, the permission
+of the metrics.html page), keeping the other principals of the file; the
+file is readable by its owner only (--owner, or zope-pipeline serve
 run as root, gives it to the server's user).  The password comes from
-``--password-file`` (its first line), else the environment variable
-``ZOPE_PIPELINE_PASSWORD``, else a prompt: never from the command line,
-which ``ps`` shows to every user.  Restart the server (touch its WSGI
+--password-file (its first line), else the environment variable
+ZOPE_PIPELINE_PASSWORD, else a prompt: never from the command line,
+which ps shows to every user.  Restart the server (touch its WSGI
 script) to load the change.
 """
 

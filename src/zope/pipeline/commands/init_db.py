@@ -2,25 +2,25 @@
 names, with a password nobody else knows, and give the user every right
 on that database.
 
-The ini's ``open_root.zodb_config`` names a ZConfig file with a RelStorage
-``<mysql>`` section.  Its ``db`` and ``user`` are created with
-administrator credentials (``--admin-user``, root through the server's
+The ini's open_root.zodb_config names a ZConfig file with a RelStorage
+<mysql> section.  Its db and user are created with
+administrator credentials (--admin-user, root through the server's
 socket by default; the administrator's password from
-``--admin-password-file`` or ``$MYSQL_PWD``).  The user's password goes
-to the MySQL option file the section's ``read_default_file`` names
-(``[client] password``, readable by its owner only; ``--owner`` gives it
-to the server's user): taken from ``--db-password-file``,
-``$ZOPE_PIPELINE_DB_PASSWORD`` or a prompt (``--db-password-prompt``),
+--admin-password-file or $MYSQL_PWD).  The user's password goes
+to the MySQL option file the section's read_default_file names
+([client] password, readable by its owner only; --owner gives it
+to the server's user): taken from --db-password-file,
+$ZOPE_PIPELINE_DB_PASSWORD or a prompt (--db-password-prompt),
 else the one already in that file, else a new random one.  Passwords are
-never command-line arguments, which ``ps`` shows.  (A section with
-``passwd`` instead keeps it, unless it is a known password.)  The user may
-connect from the app server's host only: ``localhost`` and ``127.0.0.1``
+never command-line arguments, which ps shows.  (A section with
+passwd instead keeps it, unless it is a known password.)  The user may
+connect from the app server's host only: localhost and 127.0.0.1
 when the database is on this machine, else the host this machine
-connects from as the server sees it, or the ``--client-host`` values;
-never any host (``%``).  Then it opens the database as the application
+connects from as the server sees it, or the --client-host values;
+never any host (%).  Then it opens the database as the application
 will, so RelStorage creates its tables and the root application is
 created with the site's content.  Running it again changes nothing but
-the password when a new one is given.  ``--drop`` removes the database
+the password when a new one is given.  --drop removes the database
 and the user instead.
 """
 

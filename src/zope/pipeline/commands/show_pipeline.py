@@ -16,7 +16,8 @@ def add_arguments(parser):
                         help='application name in the ini (default: main)')
     parser.add_argument('--request-type', metavar='TYPE',
                         help='only this request type (browser, xmlrpc, http)')
-    parser.add_argument('--format', choices=('text', 'json'), default='text')
+    parser.add_argument('--format', choices=('text', 'json'), default='text',
+                        help='text for people (default), or JSON for tools')
 
 
 def run(args):
