@@ -336,3 +336,28 @@ def test_waiting_for_connections_stops_at_its_timeout_with_the_count_in_use():
         connection.close()
     assert storage.wait_for_connections(db, timeout=0.05) == 0
     db.close()
+
+
+MEMORY_CONFIGS = {
+    'mapping': ('<zodb main>\n  <mappingstorage/>\n</zodb>\n', True),
+    'demo over a file': (
+        '<zodb main>\n  <demostorage>\n    <filestorage base>\n'
+        '      path $here/base.fs\n    </filestorage>\n'
+        '  </demostorage>\n</zodb>\n', True),
+    'demo with changes to a file': (
+        '<zodb main>\n  <demostorage>\n    <mappingstorage base/>\n'
+        '    <filestorage changes>\n      path $here/changes.fs\n'
+        '    </filestorage>\n  </demostorage>\n</zodb>\n', False),
+    'file': ('<zodb main>\n  <filestorage>\n    path $here/data.fs\n'
+             '  </filestorage>\n</zodb>\n', False),
+}
+
+
+@pytest.mark.parametrize('kind', sorted(MEMORY_CONFIGS))
+def test_a_storage_is_in_memory_when_nothing_reaches_a_file(tmp_path, kind):
+    text, in_memory = MEMORY_CONFIGS[kind]
+    path = tmp_path / 'zodb.conf'
+    path.write_text(text.replace('$here', str(tmp_path)))
+    section = storage.load_database_config(str(path)).database[0]
+    assert storage.is_in_memory(section) is in_memory
+    assert storage.is_in_memory(None) is True

@@ -5,6 +5,7 @@ daemon process does with that script, and waitress."""
 import math
 import os
 import pwd
+import signal
 import sys
 import types
 
@@ -116,9 +117,68 @@ def test_in_memory_database_has_zodbs_default_pool_of_seven(clean_zope):
         startup.check_threads(publisher, 8, 'test')
 
 
-def test_reload_needs_mod_wsgi(site_dir):
-    with pytest.raises(SystemExit, match='--reload needs --mod-wsgi'):
-        zope_pipeline(['serve', write_site(site_dir), '--reload'])
+def test_reload_under_waitress_runs_the_command_in_a_hupper_worker(
+        site_dir, monkeypatch):
+    import hupper
+    started = []
+    monkeypatch.setattr(hupper, 'is_active', lambda: False)
+    monkeypatch.setattr(hupper, 'start_reloader',
+                        lambda path, **options: started.append(
+                            (path, options)))
+    ini = write_site(site_dir)
+    with pytest.raises(SystemExit) as caught:
+        zope_pipeline(['serve', ini, '--reload', '--port', '8126'])
+    assert caught.value.code == 0
+    assert started == [('zope.pipeline.cli.main', {'worker_kwargs': {
+        'argv': ['serve', ini, '--reload', '--port', '8126']}})]
+
+
+class Reloader:
+    def __init__(self):
+        self.watched = []
+
+    def watch_files(self, files):
+        self.watched.extend(files)
+
+
+def test_the_reload_worker_watches_the_files_beside_the_ini(
+        clean_zope, site_dir, monkeypatch, capsys):
+    import hupper
+    import waitress
+    reloader = Reloader()
+    monkeypatch.setattr(hupper, 'is_active', lambda: True)
+    monkeypatch.setattr(hupper, 'get_reloader', lambda: reloader)
+    monkeypatch.setattr(waitress, 'serve', lambda app, **options: None)
+    monkeypatch.setattr(signal, 'signal', lambda *args: None)
+    assert zope_pipeline(['serve', write_site(site_dir), '--reload']) == 0
+    assert reloader.watched == [os.path.join(site_dir, pattern) for pattern
+                                in ('*.ini', '*.zcml', '*.conf')]
+    assert 'Serving on' in capsys.readouterr().out
+
+
+def test_a_database_in_memory_is_named_at_the_start(
+        clean_zope, tmp_path, monkeypatch, capsys):
+    import waitress
+    monkeypatch.setattr(waitress, 'serve', lambda app, **options: None)
+    monkeypatch.setattr(signal, 'signal', lambda *args: None)
+    ini = tmp_path / 'memory.ini'
+    ini.write_text('[app:main]\nuse = egg:zope.pipeline#main\n'
+                   'site_zcml = %s\n' % SITE_ZCML)
+    assert zope_pipeline(['serve', str(ini)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith('The database (no open_root.zodb_config) is in '
+                          'memory: what the site stores is lost when the '
+                          'server stops')
+    assert 'Serving on' in out
+
+
+def test_a_database_on_disk_is_not_called_in_memory(
+        clean_zope, site_dir, monkeypatch, capsys):
+    import waitress
+    monkeypatch.setattr(waitress, 'serve', lambda app, **options: None)
+    monkeypatch.setattr(signal, 'signal', lambda *args: None)
+    assert zope_pipeline(['serve', write_site(site_dir)]) == 0
+    assert 'in memory' not in capsys.readouterr().out
 
 
 def test_mod_wsgi_options_need_mod_wsgi(site_dir):

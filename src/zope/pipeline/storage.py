@@ -84,6 +84,28 @@ def check_config(config_path):
             'exist.' % os.path.abspath(config_path))
 
 
+#: ZConfig storage sections that keep everything in memory.
+MEMORY_STORAGES = ('mappingstorage',)
+
+
+def is_in_memory(section):
+    """Whether a parsed ``<zodb>`` section (None: no ZConfig file at all)
+    keeps its data in memory: a mapping storage, or a demo storage whose
+    changes go to memory."""
+    if section is None:
+        return True
+    return storage_in_memory(section.config.storage)
+
+
+def storage_in_memory(factory):
+    kind = factory.config.getSectionType()
+    if kind == 'demostorage':
+        changes = [child for child in factory.config.factories
+                   if child.name == 'changes']
+        return not changes or storage_in_memory(changes[0])
+    return kind in MEMORY_STORAGES
+
+
 def open_database(config_path):
     """Open the DB a ZConfig file describes; '' means an in-memory DB."""
     if not config_path:

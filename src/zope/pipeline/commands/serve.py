@@ -1,34 +1,37 @@
 """Serve a site described by a paste.deploy ini.
 
-Without ``--mod-wsgi``: waitress, one process with threads (development).
-With ``--mod-wsgi``: mod_wsgi-express in daemon mode, ``--processes`` x
-``--threads``; every daemon process imports a generated WSGI script at its
+Without --mod-wsgi: waitress, one process with threads (development);
+with --reload, the server is started again whenever a Python module it
+loaded or an ini, ZCML or ZConfig file beside the ini changes.
+With --mod-wsgi: mod_wsgi-express in daemon mode, --processes x
+--threads; every daemon process imports a generated WSGI script at its
 start, which loads the ini and opens the database in that process (after
-the fork).  Run as root, Apache's children run as ``--user``/``--group``
+the fork).  Run as root, Apache's children run as --user/--group
 (www-data by default), which get the storage's directories.  Host, port and
-threads default to the ini's ``[server:main]``.  Before anything starts,
+threads default to the ini's [server:main].  Before anything starts,
 the threads per process are checked against the ZODB pool size, and known
-passwords are refused on an address other than loopback
-(zope.pipeline.credentials).  Both servers refuse request bodies over
-``retry.max_body``, and mod_wsgi-express refuses TRACE.
+passwords are refused on an address other than loopback.  A database
+in memory (no open_root.zodb_config) is named at the start: what the
+site stores is lost when the server stops.  Both servers refuse request
+bodies over retry.max_body, and mod_wsgi-express refuses TRACE.
 
-The generated script (``<server root>/application.wsgi``) is also the
+The generated script (<server root>/application.wsgi) is also the
 restart switch: touching it restarts the daemon processes gracefully,
-losing no request; ``<server root>/apachectl graceful`` restarts Apache,
+losing no request; <server root>/apachectl graceful restarts Apache,
 which stops every daemon process at once and may answer a few requests
 with 502/503 (see etc/apache/zope-pipeline.conf).
 
-Administrative URLs (``--admin-urls``, by default edit forms and site
-management) run in their own daemon process group, ``zope-pipeline-admin``
-(``--admin-processes`` x ``--admin-threads``; ``--admin-processes 0``
+Administrative URLs (--admin-urls, by default edit forms and site
+management) run in their own daemon process group, zope-pipeline-admin
+(--admin-processes x --admin-threads; --admin-processes 0
 turns it off), so slow administrative requests never hold the threads the
-site needs.  Its configuration goes to ``<server root>/admin.conf``, which
+site needs.  Its configuration goes to <server root>/admin.conf, which
 mod_wsgi-express includes.
 
 Request timeouts: a request that runs past its group's limit is
 interrupted in its thread (mod_wsgi's request-timeout with an
-interrupt-timeout: ``mod_wsgi.RequestTimeout`` is raised in it), answered
-504 and the thread serves again; see ``timeouts()``.
+interrupt-timeout: mod_wsgi.RequestTimeout is raised in it), answered
+504 and the thread serves again.
 """
 
 import configparser
@@ -93,8 +96,10 @@ def add_arguments(parser):
                         help='mod_wsgi daemon processes (default: %d)'
                         % DEFAULT_PROCESSES)
     parser.add_argument('--reload', action='store_true',
-                        help='mod_wsgi: restart the daemon processes when a '
-                        'loaded Python module changes')
+                        help='start the server again when a loaded Python '
+                        'module changes (waitress: also an ini, ZCML or '
+                        'ZConfig file in the directory of the ini; '
+                        'mod_wsgi: the daemon processes restart)')
     parser.add_argument('--server-root', help='mod_wsgi: directory for '
                         "Apache's configuration and logs (default: "
                         'var/mod_wsgi-PORT beside the etc/ of the ini)')
@@ -155,23 +160,60 @@ def run(args):
     host = args.host or server.get('host', '127.0.0.1')
     port = args.port or int(server.get('port', 8080))
     threads = args.threads or int(server.get('threads', 4))
-    if args.reload and not args.mod_wsgi:
-        raise SystemExit('--reload needs --mod-wsgi (mod_wsgi-express '
-                         'restarts its daemon processes on changes).')
     if args.express_options and not args.mod_wsgi:
         raise SystemExit('--express-option is for mod_wsgi-express: it '
                          'needs --mod-wsgi.')
     if args.mod_wsgi:
         check_admin_options(args)
+    elif args.reload:
+        reload_on_changes(ini, args.argv)
     configure_logging(ini)
     application, publisher = load_application(ini, args.name)
     check_threads(publisher, threads, '--threads / [server:main] threads')
     if args.mod_wsgi and args.admin_processes:
         check_threads(publisher, args.admin_threads, '--admin-threads')
     refuse_known_passwords(publisher, host, ini)
+    warn_of_memory_databases(publisher)
     if args.mod_wsgi:
         return serve_mod_wsgi(args, ini, publisher, host, port, threads)
     return serve_waitress(application, publisher, host, port, threads, ini)
+
+
+def reload_on_changes(ini, argv):
+    """--reload under waitress: hupper runs this command again in a worker
+    process, and starts a new worker whenever a watched file changes (this
+    call does not return in the process that watches); in the worker, the
+    files beside the ini are added to the Python modules hupper watches."""
+    import hupper
+    if not hupper.is_active():
+        hupper.start_reloader('zope.pipeline.cli.main',
+                              worker_kwargs={'argv': list(argv)})
+        raise SystemExit(0)  # start_reloader exits; in case it returns
+    hupper.get_reloader().watch_files(watched_files(ini))
+
+
+#: Files beside the ini whose change starts the server again (--reload).
+WATCHED_PATTERNS = ('*.ini', '*.zcml', '*.conf')
+
+
+def watched_files(ini):
+    """Glob patterns of the configuration files in the ini's directory."""
+    here = os.path.dirname(ini)
+    return [os.path.join(here, pattern) for pattern in WATCHED_PATTERNS]
+
+
+def warn_of_memory_databases(publisher):
+    """Say so when the site's database is in memory: whatever it stores
+    is lost when the server stops (and under mod_wsgi every process has
+    its own)."""
+    from zope.pipeline.storage import is_in_memory
+    for path, section in database_configs(publisher):
+        if is_in_memory(section):
+            print('The database %s is in memory: what the site stores is '
+                  'lost when the server stops (and each process has its '
+                  'own).  Name a ZConfig file in open_root.zodb_config to '
+                  'keep it.' % (path or '(no open_root.zodb_config)'),
+                  flush=True)
 
 
 def refuse_known_passwords(publisher, host, ini):

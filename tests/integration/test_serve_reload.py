@@ -1,0 +1,94 @@
+"""`zope-pipeline serve --reload` under waitress, for real: hupper starts
+the server again when a file beside the ini changes."""
+
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+
+from tests.integration import support
+
+INI = '''\
+[app:main]
+use = egg:zope.pipeline#main
+site_zcml = %(site_zcml)s
+open_root.populate = zope.pipeline.sample.content.populate
+'''
+
+
+def lines_of(stream, into):
+    for line in stream:
+        into.put(line)
+
+
+def wait_for_line(lines, text, seconds=60):
+    """The lines read until one holding ``text`` (which ends them)."""
+    seen = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        seen.append(line)
+        if text in line:
+            return seen
+    raise AssertionError('no %r within %d s; output:\n%s'
+                         % (text, seconds, ''.join(seen)))
+
+
+def status_when_listening(port, seconds=30):
+    """The status of GET / once the server accepts connections ("Serving
+    on" is printed just before waitress binds its socket)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return support.request(port, '/')[0]
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def touch_until_restarted(path, lines, seconds=60):
+    """Change ``path``'s time, again after each quiet second, until the
+    server says it is serving again (hupper notices a change only once it
+    has looked at the file, which may be after the first change)."""
+    deadline = time.monotonic() + seconds
+    seen = []
+    changes = 0
+    while time.monotonic() < deadline:
+        changes += 1
+        os.utime(path, (time.time() + changes, time.time() + changes))
+        try:
+            while 'Serving on' not in (seen or [''])[-1]:
+                seen.append(lines.get(timeout=1))
+            return seen
+        except queue.Empty:
+            continue
+    raise AssertionError('not served again within %d s; output:\n%s'
+                         % (seconds, ''.join(seen)))
+
+
+def test_a_changed_ini_starts_the_server_again(tmp_path):
+    ini = tmp_path / 'site.ini'
+    ini.write_text(INI % {'site_zcml': support.SITE_ZCML})
+    port = support.free_port()
+    server = subprocess.Popen(
+        [support.ZOPE_PIPELINE, 'serve', str(ini), '--reload', '--port',
+         str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True)
+    lines = queue.Queue()
+    threading.Thread(target=lines_of, args=(server.stdout, lines),
+                     daemon=True).start()
+    try:
+        first = wait_for_line(lines, 'Serving on')
+        assert any('is in memory' in line for line in first)
+        assert status_when_listening(port) == 200
+        touch_until_restarted(ini, lines)
+        assert status_when_listening(port) == 200
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
