@@ -4,7 +4,9 @@
 #   make test      run the whole test suite with branch coverage
 #   make unit      the fast unit layer (tests/unit) only
 #   make docs      the Sphinx documentation, warnings as errors
-#   make lint      ruff over the whole tree
+#   make lint      ruff over the whole tree; check-manifest (the sdist
+#                  holds what git holds)
+#   make dist      the sdist and the wheel in dist/
 #   make buildout  the same software through zc.buildout: bin/zope-pipeline,
 #                  bin/test
 #   make reliability  run the reliability tests and publish their figures
@@ -26,7 +28,9 @@ PYTHON ?= python3
 VENV := .venv
 VENV_PYTHON := $(VENV)/bin/python
 # compat: the zope.app.* suites of tests/compat (about 60 small packages).
-EXTRAS := test,mysql,modwsgi,docs,bench,compat
+EXTRAS := test,testing,statsd,mysql,modwsgi,docs,bench,compat
+# The exact releases tested (the ranges are in pyproject.toml).
+CONSTRAINTS := constraints.txt
 # Rebuilt when these change: the package's dependencies and this file.
 STAMP := $(VENV)/.zope-pipeline-installed
 
@@ -69,7 +73,7 @@ RELIABILITY_TESTS := tests/integration/test_conflict_storm.py \
 	tests/integration/test_two_servers.py
 RELIABILITY_REPORT := test-artifacts/reliability.md
 
-.PHONY: lint docs unit reliability bench www-data-access help serve test setup apt-packages check-python coverage-summary \
+.PHONY: lint dist docs unit reliability bench www-data-access help serve test setup apt-packages check-python coverage-summary \
 	buildout clean
 
 help:
@@ -77,7 +81,8 @@ help:
 	@echo 'make test      run the whole test suite with branch coverage'
 	@echo 'make unit      run the fast unit layer (tests/unit) only'
 	@echo 'make docs      build the documentation (docs/_build/html)'
-	@echo 'make lint      run ruff (configured in pyproject.toml)'
+	@echo 'make lint      run ruff (configured in pyproject.toml) and check-manifest'
+	@echo 'make dist      build the sdist and the wheel into dist/'
 	@echo 'make buildout  build bin/zope-pipeline and bin/test with zc.buildout'
 	@echo 'make reliability  run the reliability tests, publish docs/reliability.md'
 	@echo 'make bench     run the benchmarks (BENCH_ARGS=--quick for a subset)'
@@ -110,6 +115,13 @@ test: setup
 # them: nothing found, or it fails.
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/check-manifest --no-build-isolation
+
+# The source distribution and the wheel, in dist/ (the sdist first, then
+# the wheel built from it, as pip would).
+dist: setup
+	rm -rf dist
+	$(VENV_PYTHON) -m build --no-isolation --outdir dist
 
 # The documentation, warnings as errors; the chains it shows are generated
 # by show-pipeline while it builds.
@@ -207,9 +219,9 @@ apt-packages:
 $(VENV_PYTHON):
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml Makefile | $(VENV_PYTHON)
+$(STAMP): pyproject.toml setup.py $(CONSTRAINTS) Makefile | $(VENV_PYTHON)
 	$(VENV_PYTHON) -m pip install --upgrade pip
-	$(VENV_PYTHON) -m pip install -e '.[$(EXTRAS)]'
+	$(VENV_PYTHON) -m pip install -c $(CONSTRAINTS) -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
 # -- zc.buildout: the same software, the classic way

@@ -132,3 +132,121 @@ def test_ci_runs_the_readme_test_command():
                      re.MULTILINE)
     assert ci.startswith('#!/usr/bin/env bash\n')
     assert 'set -euo pipefail' in ci
+
+
+# -- the distribution: licence, metadata, dependencies, sdist
+
+
+def pyproject():
+    import tomllib
+    return tomllib.loads(read('pyproject.toml'))
+
+
+def long_description():
+    """The long description setup.py gives the distribution."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        'zope_pipeline_setup', os.path.join(ROOT, 'setup.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.long_description()
+
+
+def test_the_licence_is_an_spdx_expression_with_its_text_and_notice():
+    project = pyproject()['project']
+    assert project['license'] == 'ZPL-2.1'
+    assert project['license-files'] == ['LICENSE.txt', 'COPYRIGHT.txt']
+    assert read('LICENSE.txt').startswith(
+        'Zope Public License (ZPL) Version 2.1\n')
+    assert read('COPYRIGHT.txt') == 'Zope Foundation and Contributors\n'
+    # PEP 639: license classifiers and a license expression exclude each
+    # other; setuptools knows license-files from 77 on.
+    assert not [name for name in project['classifiers']
+                if name.startswith('License ::')]
+    assert pyproject()['build-system']['requires'] == ['setuptools>=77.0.3']
+
+
+def test_the_classifiers_say_a_wsgi_application_for_posix_and_python_3():
+    classifiers = pyproject()['project']['classifiers']
+    assert 'Topic :: Internet :: WWW/HTTP :: WSGI :: Application' in (
+        classifiers)
+    assert not [name for name in classifiers if 'WSGI :: Server' in name]
+    assert 'Operating System :: POSIX' in classifiers
+    assert {'Programming Language :: Python :: 3.%d' % minor
+            for minor in (11, 12, 13)} <= set(classifiers)
+    assert [name for name in classifiers
+            if name.startswith('Development Status ::')]
+    assert pyproject()['project']['keywords']
+
+
+def test_the_long_description_has_no_link_into_the_repository():
+    text = long_description()
+    assert text.startswith('# zope.pipeline\n')
+    targets = re.findall(r'\]\(([^)]*)\)', text) + re.findall(
+        r'<a\s[^>]*href="([^"]*)"', text)
+    assert [target for target in targets
+            if not re.match(r'https?://', target)] == []
+    assert 'zope-pipeline create' in text
+    assert 'Two commands' not in text
+
+
+#: A requirement with its lower and upper bounds (the tested range).
+RANGE_RE = re.compile(r'^[\w.\[\],-]+ >= [\d.]+, < [\d.]+$')
+
+
+def test_every_runtime_and_optional_dependency_has_its_tested_range():
+    project = pyproject()['project']
+    optional = project['optional-dependencies']
+    bounded = project['dependencies'] + [
+        requirement for extra in ('mysql', 'modwsgi', 'statsd', 'testing',
+                                  'compat')
+        for requirement in optional[extra]]
+    assert [requirement for requirement in bounded
+            if not RANGE_RE.match(requirement)] == []
+
+
+def test_exact_pins_are_in_the_constraints_file_the_makefile_uses():
+    optional = pyproject()['project']['optional-dependencies']
+    assert not [requirement for requirements in optional.values()
+                for requirement in requirements if '==' in requirement]
+    pins = dict(line.split('==') for line in read('constraints.txt')
+                .splitlines() if line and not line.startswith('#'))
+    compat = {re.split(r'[ \[]', requirement)[0]
+              for requirement in optional['compat'] + optional['testing']}
+    assert compat <= set(pins)
+    assert re.search(r'pip install -c \$\(CONSTRAINTS\) -e',
+                     read('Makefile'))
+    assert re.search(r'^CONSTRAINTS := constraints\.txt$', read('Makefile'),
+                     re.MULTILINE)
+
+
+def test_setup_and_buildout_install_every_extra_the_suite_needs():
+    wanted = {'test', 'testing', 'statsd', 'mysql', 'modwsgi', 'compat'}
+    extras = re.search(r'^EXTRAS := (\S+)$', read('Makefile'),
+                       re.MULTILINE).group(1).split(',')
+    assert wanted <= set(extras)
+    eggs = buildout_config().get('test', 'eggs')
+    assert wanted == set(re.search(r'zope\.pipeline \[([\w,]+)\]', eggs)
+                         .group(1).split(','))
+    # no extra names zope.pipeline itself (zc.buildout would not follow)
+    optional = pyproject()['project']['optional-dependencies']
+    assert not [requirement for requirements in optional.values()
+                for requirement in requirements
+                if requirement.startswith('zope.pipeline')]
+
+
+def test_make_lint_checks_the_manifest_and_ci_runs_make_lint():
+    recipe = re.search(r'^lint:.*\n((?:\t.*\n)+)', read('Makefile'),
+                       re.MULTILINE).group(1)
+    assert 'check-manifest' in recipe
+    assert re.search(r'^run_step \S+ "make lint" make .*\blint\b',
+                     read('.ci', 'run'), re.MULTILINE)
+
+
+def test_the_manifest_takes_the_whole_repository_into_the_sdist():
+    manifest = read('MANIFEST.in')
+    for directory in ('.ci', 'benchmarks', 'docs', 'etc', 'src', 'tests'):
+        assert re.search(r'^graft %s$' % re.escape(directory), manifest,
+                         re.MULTILINE)
+    assert re.search(r'^include .*\*\.rst .*Makefile', manifest,
+                     re.MULTILINE)

@@ -195,3 +195,12 @@ def test_statsd_is_sent_from_the_worker_thread_never_the_request_thread(
     assert senders and all(thread.name == 'zope.pipeline.metrics'
                            for thread in senders)
     assert threading.current_thread() not in senders
+
+
+def test_without_pystatsd_the_setting_names_the_extra(monkeypatch):
+    import importlib.util
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, 'find_spec', lambda name: (
+        None if name == 'statsd' else real_find_spec(name)))
+    with pytest.raises(ValueError, match=r'zope\.pipeline\[statsd\]'):
+        parse_address('127.0.0.1:8125')

@@ -8,13 +8,14 @@ and ``.retries`` (``|c``).  When a step closes it sends the gauge
 ``StatsClient.pipeline()``, packed into datagrams of at most
 ``MAX_DATAGRAM`` bytes.  The client's socket is non-blocking: a datagram
 it cannot take at once is dropped, never waited for; pystatsd ignores
-send errors, so what was dropped is not counted.
+send errors, so what was dropped is not counted.  pystatsd is the
+``statsd`` extra of zope.pipeline, imported only when an exporter is
+configured.
 """
 
+import importlib.util
 import ipaddress
 import re
-
-from statsd import StatsClient
 
 from zope.pipeline.metrics.collector import NO_VIEW
 from zope.pipeline.metrics.collector import status_code
@@ -32,10 +33,14 @@ def metric_name(view):
 
 
 def parse_address(text):
-    """'host:port' (or '[v6]:port') to (host, port)."""
+    """'host:port' (or '[v6]:port') to (host, port); pystatsd must be
+    installed."""
     host, separator, port = text.strip().rpartition(':')
     if not separator or not port.isdigit() or not host:
         raise ValueError('statsd address must be host:port: %r' % text)
+    if importlib.util.find_spec('statsd') is None:
+        raise ValueError('the statsd exporter needs pystatsd: pip install '
+                         '"zope.pipeline[statsd]"')
     return host.strip('[]'), int(port)
 
 
@@ -49,6 +54,7 @@ def is_ipv6(host):
 def connect(host, port, prefix):
     """pystatsd's UDP client on a non-blocking socket (a host name is
     looked up as IPv4, as pystatsd does)."""
+    from statsd import StatsClient
     client = StatsClient(host, port, prefix=prefix or None,
                          maxudpsize=MAX_DATAGRAM, ipv6=is_ipv6(host))
     client._sock.setblocking(False)  # pystatsd has no option for it
