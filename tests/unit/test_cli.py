@@ -279,3 +279,12 @@ def test_descriptions_keep_their_paragraphs(capsys):
     out = capsys.readouterr().out
     assert '\n\nThe generated script (<server root>/application.wsgi)' in out
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_the_readme_names_every_command():
+    with open(os.path.join(ROOT, 'README.md')) as readme:
+        text = readme.read()
+    sentence = re.search(r'`zope-pipeline --help` lists the commands: '
+                         r'(.*?)\.\n\n', text, re.DOTALL).group(1)
+    named = re.findall(r'`([a-z-]+)`', sentence)
+    assert named == list(subcommand_parsers()[1])

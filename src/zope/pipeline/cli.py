@@ -16,6 +16,7 @@ from zope.configuration.exceptions import ConfigurationError
 #: ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``;
 #: its docstring, in plain text, is the subcommand's description.
 COMMANDS = (
+    'zope.pipeline.commands.create',
     'zope.pipeline.commands.show_pipeline',
     'zope.pipeline.commands.serve',
     'zope.pipeline.commands.init_db',

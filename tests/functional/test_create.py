@@ -1,0 +1,76 @@
+"""A project `zope-pipeline create` wrote works as its README says: its
+own tests pass through zope.pipeline's test layer, and its development
+deployment serves a front page (not a 404) with the first document."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from zope.pipeline.cli import main
+
+
+@pytest.fixture(scope='module')
+def project(tmp_path_factory):
+    target = tmp_path_factory.mktemp('projects') / 'newsite'
+    assert main(['create', str(target)]) == 0
+    return target
+
+
+def run(command, project):
+    env = dict(os.environ, PYTHONPATH=str(project / 'src'))
+    return subprocess.run(command, cwd=project, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def readme_command(project, section):
+    """The command in the code block of a section of the project's
+    README, as a list of arguments."""
+    text = (project / 'README.md').read_text()
+    body = re.search(r'^## %s\n(.*?)(?=^## |\Z)' % section, text,
+                     re.MULTILINE | re.DOTALL).group(1)
+    return re.search(r'^```sh\n(.*?)\n```', body,
+                     re.MULTILINE | re.DOTALL).group(1).split()
+
+
+def test_the_new_project_passes_its_own_tests(project):
+    pytest.importorskip('zope.app.wsgi.testlayer')
+    command = readme_command(project, 'Test')
+    assert command[0] == 'python'
+    done = run([sys.executable] + command[1:], project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert 'Ran 6 tests with 0 failures, 0 errors' in done.stdout
+
+
+def test_the_readme_serves_the_development_ini(project):
+    assert readme_command(project, 'Serve') == [
+        'zope-pipeline', 'serve', 'etc/deploy.ini']
+
+
+def test_a_new_site_answers_its_front_page(project):
+    done = run([sys.executable, '-c', GET_PAGES], project)
+    assert done.returncode == 0, done.stderr
+    pages = json.loads(done.stdout)
+    assert pages['/'][0] == 200
+    assert '<a href="http://localhost/welcome">Welcome</a>' in pages['/'][1]
+    assert pages['/welcome'][0] == 200
+    assert pages['/@@add-document'][0] == 401
+    assert pages['/welcome/@@edit'][0] == 401
+
+
+#: Load etc/deploy.ini as the server would and GET some pages through
+#: WebTest (in a process of its own: the site's ZCML is loaded once per
+#: process).
+GET_PAGES = '''
+import json, webtest
+from paste.deploy import loadapp
+app = webtest.TestApp(loadapp('config:etc/deploy.ini', relative_to='.'))
+pages = {}
+for path in ('/', '/welcome', '/@@add-document', '/welcome/@@edit'):
+    response = app.get(path, expect_errors=True)
+    pages[path] = (response.status_int, response.text)
+print(json.dumps(pages))
+'''
