@@ -253,8 +253,10 @@ def subcommand_parsers():
     return parser, choices
 
 
-#: reST or Markdown markup, and Python callables, in a help text.
-MARKUP_RE = re.compile(r'``|`[^`]+`_?|:[a-z]+:`|\b[a-z_]+\(\)|\*\*')
+#: reST or Markdown markup, and the names of zope.pipeline's functions,
+#: in a help text (what a user types, transaction_manager.commit(), is
+#: named after the object it is called on).
+MARKUP_RE = re.compile(r'``|`[^`]+`_?|:[a-z]+:`|(?<![.\w])[a-z_]+\(\)|\*\*')
 
 
 def test_every_option_has_plain_help_text():

@@ -19,6 +19,8 @@ COMMANDS = (
     'zope.pipeline.commands.create',
     'zope.pipeline.commands.show_pipeline',
     'zope.pipeline.commands.serve',
+    'zope.pipeline.commands.shell',
+    'zope.pipeline.commands.run',
     'zope.pipeline.commands.init_db',
     'zope.pipeline.commands.adduser',
 )
@@ -45,7 +47,8 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog='zope-pipeline',
         description='The Zope publisher as an explicit WSGI pipeline: '
-                    'create, inspect and serve a zope.pipeline site.')
+                    'create, inspect, serve and script a zope.pipeline '
+                    'site.')
     parser.add_argument('--version', action='version',
                         version='%(prog)s ' + version(),
                         help="print zope.pipeline's version and exit")

@@ -1,0 +1,37 @@
+"""An interactive Python prompt in the site of an ini, as pshell and
+zconsole debug give: the site's ZCML loaded, its database open, and root
+(the root folder, also the local site), app (the WSGI application),
+publisher, registry (the global component registry), db, connection and
+transaction_manager at hand.
+
+Nothing is published and no security applies: the objects are not
+proxied.  Changes are kept only when committed with
+transaction_manager.commit(); whatever is left is aborted at exit
+(Ctrl-D).  Stop the servers of a SQLite database first, or expect
+conflicts with them.
+"""
+
+import code
+
+NAME = 'shell'
+HELP = ('an interactive Python prompt with the site\'s root, application, '
+        'registry and transaction manager')
+
+
+def add_arguments(parser):
+    parser.add_argument('ini',
+                        help='paste.deploy ini file, e.g. etc/deploy.ini')
+    parser.add_argument('--name', default='main',
+                        help='application name in the ini (default: main)')
+
+
+def run(args):
+    from zope.pipeline.commands.console import describe_names
+    from zope.pipeline.commands.console import opened_site
+    with opened_site(args.ini, args.name) as names:
+        banner = ('zope.pipeline shell for %s.  At hand:\n%s\nCommit with '
+                  'transaction_manager.commit(); what is not committed is '
+                  'aborted at exit (Ctrl-D).'
+                  % (args.ini, describe_names()))
+        code.interact(banner=banner, local=names, exitmsg='')
+    return 0
