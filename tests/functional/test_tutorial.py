@@ -49,6 +49,8 @@ def test_the_tutorial_deployment_runs_its_stage_with_its_setting(mysite):
         < names.index('transaction')
     timing = stages[names.index('server_timing')]
     assert timing['settings'] == {'metric': 'mysite'}
+    assert timing['contract_declared']
+    assert timing['reads'] == timing['writes'] == []
 
 
 def test_the_tutorial_site_serves_a_note_with_its_timing_header(mysite):

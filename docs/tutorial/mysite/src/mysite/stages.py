@@ -18,6 +18,11 @@ class ServerTimingStage:
     """Time the rest of the chain; add the header to the response."""
 
     settings_schema = IServerTimingSettings
+    #: The stage contract: the environ keys it needs and those it sets
+    #: (none: it only adds a header to the response).  zope.pipeline
+    #: checks it when the chain compiles; show-pipeline prints it.
+    reads = ()
+    writes = ()
 
     def __init__(self, next_app, metric='app'):
         self.next_app = next_app
