@@ -9,7 +9,9 @@ While the rest of the pipeline runs, the request's transaction manager is
 also the thread's (``transaction.manager``), so code written for the
 classic publisher (``transaction.get().note(...)``, ``transaction.doom()``,
 data managers joining ``transaction.get()``) works on this request's
-transaction.
+transaction; code that commits, aborts or begins a transaction itself goes
+on in a new one, as it did with the classic publisher
+(``zope.pipeline.scene.RequestTransactionManager``).
 
 The database is named by a ZConfig file (``zodb_config``), or, for Python
 callers that have opened one already (a test layer's ``DemoStorage``
@@ -26,13 +28,12 @@ transaction begins.
 
 import functools
 
-from transaction import TransactionManager
-from transaction.interfaces import NoTransaction
 from zope.interface import Interface
 from zope.schema import Field
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
+from zope.pipeline.scene import RequestTransactionManager
 from zope.pipeline.scene import bind_to_thread
 from zope.pipeline.storage import create_root_folder
 from zope.pipeline.storage import database_for
@@ -92,8 +93,6 @@ def release(connection, manager):
     """Abort anything left open and return the connection to the pool."""
     try:
         manager.abort()
-    except NoTransaction:
-        pass
     finally:
         connection.close()
 
@@ -103,7 +102,7 @@ def root_of(connection, root_name):
 
 
 class OpenRootStage:
-    """One connection, one explicit transaction manager per request."""
+    """One connection, one transaction manager per request."""
 
     settings_schema = IOpenRootSettings
     reads = reads
@@ -125,7 +124,7 @@ class OpenRootStage:
             resolve_callable(populate, 'open_root.populate'))
 
     def __call__(self, environ, start_response):
-        manager = TransactionManager(explicit=True)
+        manager = RequestTransactionManager()
         connection = self.database.get().open(transaction_manager=manager)
         environ[keys.CONNECTION] = connection
         environ[keys.TRANSACTION_MANAGER] = manager
