@@ -16,7 +16,9 @@ on in a new one, as it did with the classic publisher
 The database is named by a ZConfig file (``zodb_config``), or, for Python
 callers that have opened one already (a test layer's ``DemoStorage``
 database), given as ``database``: an open ``ZODB.DB``, used as it is (no
-bootstrap, never closed by the pipeline).
+bootstrap, never closed by the pipeline), or a callable returning the
+open ``ZODB.DB`` each request uses (``zope.pipeline.testing``'s
+application, whose test layers give each test a database of its own).
 
 When the database cannot be opened (its MySQL server is down when the
 process first needs it), the error passes up to the retry stage, which
@@ -42,7 +44,8 @@ from zope.pipeline.wsgi import ClosingIterator
 
 
 class DatabaseField(Field):
-    """An open ``ZODB.DB``: given by Python callers, never by an ini."""
+    """An open ``ZODB.DB``, or a callable returning one: given by Python
+    callers, never by an ini."""
 
     def fromUnicode(self, text):
         raise ValueError('an open ZODB.DB is given from Python '
@@ -63,14 +66,36 @@ class OpenDatabase:
         return self.db
 
 
+class ChosenDatabase:
+    """A database the caller chooses for each request, in the shape of
+    ProcessDatabase: ``choose()`` returns it."""
+
+    __slots__ = ('choose',)
+
+    def __init__(self, choose):
+        self.choose = choose
+
+    def get(self):
+        return self.choose()
+
+
+def given_database(database):
+    """The database source of a ``database`` setting: a callable chooses
+    the database of each request; anything else is the open database."""
+    if callable(database):
+        return ChosenDatabase(database)
+    return OpenDatabase(database)
+
+
 class IOpenRootSettings(Interface):
 
     zodb_config = TextLine(
         title="ZConfig file describing the database ('' for a database in "
               "memory, for tests)", default='', required=False)
     database = DatabaseField(
-        title='An open ZODB.DB to use instead of zodb_config (Python '
-              'callers only)', default=None, required=False)
+        title='An open ZODB.DB, or a callable returning the one each '
+              'request uses, instead of zodb_config (Python callers only)',
+        default=None, required=False)
     root_name = TextLine(title='Name of the root application in the ZODB '
                                'root mapping', default='Application')
     root_factory = TextLine(
@@ -115,7 +140,7 @@ class OpenRootStage:
         self.next_app = next_app
         self.root_name = root_name
         if database is not None:
-            self.database = OpenDatabase(database)
+            self.database = given_database(database)
             return
         self.database = database_for(
             zodb_config, root_name,
