@@ -133,6 +133,14 @@ def test_application_takes_the_classic_arguments(layer):
         testing.PipelineApplication(layer.db, object)
 
 
+def test_application_takes_the_type_of_its_own_request_factory(layer):
+    class LayersFactory(testing.RequestFactory):
+        pass
+    app = testing.PipelineApplication(layer.db, LayersFactory)
+    assert type(app.requestFactory) is LayersFactory
+    assert app.requestFactory._db is layer.db
+
+
 @pytest.fixture
 def site_layer():
     from tests.functional import layer_site
