@@ -241,3 +241,25 @@ def test_wsgi_app_that_commits_before_start_response_is_answered():
     with db.transaction() as connection:
         assert dict(connection.root()) == {'before': 1, 'after': 2}
     db.close()
+
+
+def test_request_syncs_its_connection_once_and_once_more_per_own_commit(
+        app, monkeypatch):
+    from ZODB.Connection import Connection
+    app.get('/folder/doc/@@whoami')  # the database is opened and populated
+    syncs = []
+    new_transaction = Connection.newTransaction
+
+    def counted(connection, txn, sync=True):
+        syncs.append(sync)
+        return new_transaction(connection, txn, sync)
+
+    monkeypatch.setattr(Connection, 'newTransaction', counted)
+    app.post('/folder/doc/@@touch')
+    # the stage's begin; nothing when the connection opens, nor after the
+    # stage's commit
+    assert syncs == [True]
+    del syncs[:]
+    app.post('/folder/doc/@@commit-itself', {'then': 'change'})
+    # and one for the transaction the view's commit began
+    assert syncs == [True, True]
