@@ -263,3 +263,7 @@ def test_request_syncs_its_connection_once_and_once_more_per_own_commit(
     app.post('/folder/doc/@@commit-itself', {'then': 'change'})
     # and one for the transaction the view's commit began
     assert syncs == [True, True]
+    del syncs[:]
+    app.post('/folder/doc/@@stream-that-changes', {'commit': '1'})
+    # and one for the transaction the streamed body's commit began
+    assert syncs == [True, True]

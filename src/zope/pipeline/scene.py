@@ -75,7 +75,8 @@ class RequestTransactionManager(transaction.TransactionManager):
       at least what it committed), so a view that commits itself
       (zope.pluggableauth's logout) goes on, and what it changes afterwards
       is committed with the request; the transaction stage clears
-      ``goes_on`` before its own, final commit;
+      ``goes_on`` for its own, final commit (a streamed body that commits
+      later begins the next one, as a view does);
     - after an abort, ``get()`` gives a new transaction on the snapshot the
       connection has (a conflict with what others committed since is found
       at commit, as ever);

@@ -61,14 +61,23 @@ class TransactionStage:
         except BaseException:
             manager.abort()
             raise
-        manager.goes_on = False
         try:
-            finish(manager.get(), environ)
+            commit_last(manager, environ)
         except BaseException:
             close_iterable(result)
             manager.abort()
             raise
         return held.send(start_response, result)
+
+
+def commit_last(manager, environ):
+    """Finish the request's current transaction, beginning no other one
+    (code that runs later, a streamed body, begins one when it commits)."""
+    manager.goes_on = False
+    try:
+        finish(manager.get(), environ)
+    finally:
+        manager.goes_on = True
 
 
 def finish(txn, environ):
