@@ -19,18 +19,33 @@ import sys
 served = [0]
 
 
+class Counted:
+    """A WSGI application that counts the requests it serves; its other
+    attributes are the application's (layers reach into the classic
+    application's ``requestFactory`` and ``handleErrors``, and replace
+    them)."""
+
+    def __init__(self, app):
+        object.__setattr__(self, 'app', app)
+
+    def __call__(self, environ, start_response):
+        served[0] += 1
+        return self.app(environ, start_response)
+
+    def __getattr__(self, name):
+        return getattr(self.app, name)
+
+    def __setattr__(self, name, value):
+        setattr(self.app, name, value)
+
+
 def counting(application_class, settings=None):
     """Wrap ``application_class(db, ...)`` so its apps count requests
     (and, for zope.pipeline, get the stage ``settings``)."""
     def make(*args, **kwargs):
         if settings:
             kwargs['settings'] = settings
-        app = application_class(*args, **kwargs)
-
-        def counted(environ, start_response):
-            served[0] += 1
-            return app(environ, start_response)
-        return counted
+        return Counted(application_class(*args, **kwargs))
     return make
 
 

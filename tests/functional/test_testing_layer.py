@@ -1,18 +1,24 @@
 """zope.pipeline.testing: zope.app.wsgi's test layer, publishing through
 zope.pipeline (the configuration the layer loaded, its open database)."""
 
+import contextlib
+
 import pytest
 
 pytest.importorskip('zope.app.wsgi.testlayer')
 
 import webtest
+import ZODB
 import zope.app.wsgi
+import zope.testbrowser.wsgi
 from zope.app.wsgi import testlayer
 from zope.app.wsgi.testing import ErrorRaisingView
 from zope.app.wsgi.testing import IndexView
 from zope.component import provideAdapter
 from zope.configuration.exceptions import ConfigurationError
 from zope.security import checker
+from zope.site.folder import Folder
+from zope.site.folder import rootFolder
 
 from zope.pipeline import testing
 from zope.pipeline.app import make_publisher_for_loaded_site
@@ -127,6 +133,14 @@ def test_application_takes_the_classic_arguments(layer):
         testing.PipelineApplication(layer.db, object)
 
 
+def test_application_takes_the_type_of_its_own_request_factory(layer):
+    class LayersFactory(testing.RequestFactory):
+        pass
+    app = testing.PipelineApplication(layer.db, LayersFactory)
+    assert type(app.requestFactory) is LayersFactory
+    assert app.requestFactory._db is layer.db
+
+
 @pytest.fixture
 def site_layer():
     from tests.functional import layer_site
@@ -156,3 +170,177 @@ def test_a_sites_tests_run_without_the_metrics_stages(site_layer):
 
 def test_a_classic_sites_layer_compiles_the_standard_stages(layer):
     assert testing.stages_of_loaded_site(layer.context) is None
+
+
+# -- what layers reach into on the classic application: requestFactory (its
+# _db and _publication_cache), handleErrors, db; the module's helpers
+
+def serve_index_views():
+    """Register zope.app.wsgi's test views in the layer's registry."""
+    for view, name in ((IndexView, 'index.html'),
+                       (ErrorRaisingView, 'error.html')):
+        provideAdapter(view, name=name)
+        checker.defineChecker(view, checker.NamesChecker(
+            ['browserDefault', '__call__']))
+
+
+def forget_index_views():
+    checker.undefineChecker(IndexView)
+    checker.undefineChecker(ErrorRaisingView)
+
+
+def swapping_the_database_per_test(base):
+    """z3c.preference's layer over ``base``: one application for the
+    layer (zope.testbrowser's ``Layer``), each test's database given to
+    it in ``testSetUp``, publications forgotten in ``testTearDown``."""
+
+    class SwapsTheDatabasePerTest(zope.testbrowser.wsgi.Layer, base):
+
+        def testSetUp(self):
+            super().testSetUp()
+            self._application.requestFactory._db = self.db
+
+        def testTearDown(self):
+            self._application.requestFactory._publication_cache.clear()
+            super().testTearDown()
+
+        make_wsgi_app = base.make_wsgi_app
+
+    return SwapsTheDatabasePerTest
+
+
+def application_class(base):
+    """The application class of a layer over ``base``: the classic layer's
+    (zope.pipeline's after ``use_pipeline_in_classic_layers``), or
+    zope.pipeline's."""
+    if issubclass(base, testing.BrowserLayer):
+        return testing.PipelineApplication
+    return testlayer.WSGIPublisherApplication
+
+
+def replacing_the_request_factory_per_test(base):
+    """The layer of older zope.app.wsgi releases over ``base``: the
+    application made with a stand-in database, its request factory
+    replaced by a new one of the same type for each test's database."""
+
+    class ReplacesTheRequestFactoryPerTest(zope.testbrowser.wsgi.Layer,
+                                           base):
+
+        def make_wsgi_app(self):
+            self._application = application_class(base)(object())
+            return testlayer.AuthorizationMiddleware(
+                testlayer.TransactionMiddleware(self.getRootFolder,
+                                                self._application))
+
+        def testSetUp(self):
+            super().testSetUp()
+            factory = type(self._application.requestFactory)
+            self._application.requestFactory = factory(self.db)
+
+    return ReplacesTheRequestFactoryPerTest
+
+
+def publish_in_two_tests(layer):
+    """Run two tests in ``layer``: each adds a folder named after it to
+    its database, then asks for both folders' index through the
+    application the layer made once; return the statuses per test."""
+    layer.setUp()
+    try:
+        serve_index_views()
+        app = webtest.TestApp(zope.testbrowser.wsgi.Layer.get_app())
+        statuses = []
+        for name in ('first', 'second'):
+            layer.testSetUp()
+            try:
+                root = layer.getRootFolder()
+                root[name] = type(root)()
+                statuses.append([
+                    app.get('/%s/index.html' % folder,
+                            expect_errors=True).status_int
+                    for folder in ('first', 'second')])
+            finally:
+                layer.testTearDown()
+    finally:
+        forget_index_views()
+        layer.tearDown()
+    return statuses
+
+
+@contextlib.contextmanager
+def publisher(mode):
+    """zope.app.wsgi's layers publish through ``mode``: 'classic' or
+    'pipeline' (``use_pipeline_in_classic_layers``, as tests/compat)."""
+    replaced = testlayer.WSGIPublisherApplication
+    if mode == 'pipeline':
+        testing.use_pipeline_in_classic_layers()
+    try:
+        yield
+    finally:
+        testlayer.WSGIPublisherApplication = replaced
+
+
+#: Each test sees its own database: its folder, not the other's.
+EACH_TEST_ITS_OWN_DATABASE = [[200, 404], [404, 200]]
+
+LAYER_SHAPES = (swapping_the_database_per_test,
+                replacing_the_request_factory_per_test)
+
+
+@pytest.mark.parametrize('mode', ['classic', 'pipeline'])
+@pytest.mark.parametrize('shape', LAYER_SHAPES)
+def test_layer_that_swaps_the_database_per_test_publishes_from_the_new_one(
+        shape, mode):
+    with publisher(mode):
+        layer = shape(testlayer.BrowserLayer)(zope.app.wsgi,
+                                              allowTearDown=True)
+        assert publish_in_two_tests(layer) == EACH_TEST_ITS_OWN_DATABASE
+
+
+@pytest.mark.parametrize('shape', LAYER_SHAPES)
+def test_pipeline_layer_that_swaps_the_database_per_test_publishes_from_it(
+        shape):
+    layer = shape(testing.BrowserLayer)(zope.app.wsgi, allowTearDown=True)
+    assert publish_in_two_tests(layer) == EACH_TEST_ITS_OWN_DATABASE
+
+
+def test_application_reads_its_request_factorys_database_at_each_request(
+        layer):
+    app = testing.PipelineApplication(layer.db)
+    assert app.requestFactory._db is app.db is layer.db
+    browser = webtest.TestApp(app)
+    browser.get('/only-there/index.html', status=404)
+    other = ZODB.DB(None)
+    try:
+        with other.transaction() as connection:
+            connection.root()['Application'] = root = rootFolder()
+            root['only-there'] = Folder()
+        app.requestFactory._db = other
+        assert app.db is other
+        browser.get('/only-there/index.html', status=200)
+    finally:
+        other.close()
+
+
+def test_application_without_a_database_says_how_to_give_it_one(layer):
+    app = testing.PipelineApplication()
+    with pytest.raises(ValueError, match=r'requestFactory\._db'):
+        webtest.TestApp(app).get('/index.html')
+
+
+def test_handle_errors_set_on_the_application_applies_to_its_next_request(
+        layer):
+    app = testing.PipelineApplication(layer.db)
+    webtest.TestApp(app).get('/error.html', status=500)
+    app.handleErrors = False
+    with pytest.raises(ZeroDivisionError):
+        webtest.TestApp(app).get('/error.html')
+
+
+def test_module_offers_every_helper_of_the_classic_test_layer_module():
+    helpers = [name for name, value in vars(testlayer).items()
+               if not name.startswith('_') and
+               getattr(value, '__module__', None) == testlayer.__name__
+               and name != 'BrowserLayer']
+    assert 'FakeResponse' in helpers
+    assert {name: getattr(testing, name, None) for name in helpers} == \
+        {name: getattr(testlayer, name) for name in helpers}

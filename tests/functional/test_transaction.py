@@ -7,8 +7,11 @@ import logging
 import pytest
 import transaction
 import webtest
+import ZODB
 
 from . import inner
+from .inner.views import AFTER
+from .inner.views import BEFORE
 
 
 @pytest.fixture
@@ -129,3 +132,138 @@ def test_transaction_without_a_principal_is_annotated_without_a_user():
     assert txn.user == ''
     assert txn.extension['request_type'] == 'browser'
     txn.abort()
+
+
+# -- code that commits, aborts or begins the transaction itself, as code
+# written for the classic publisher does (zope.pluggableauth's logout
+# commits): it goes on in a new transaction, which the stage commits
+
+def test_view_that_commits_itself_answers_200_and_its_change_is_kept(app):
+    response = app.post('/folder/doc/@@commit-itself')
+    assert response.text == 'committed, then nothing'
+    assert touched() == BEFORE
+
+
+def test_view_that_commits_itself_gets_its_later_changes_committed(app):
+    app.post('/folder/doc/@@commit-itself', {'then': 'change'})
+    assert touched() == BEFORE + AFTER
+
+
+def test_transaction_committed_after_a_views_own_commit_is_annotated(app):
+    app.post('/folder/doc/@@commit-itself', {'then': 'change'},
+             headers=inner.basic_auth('alice', 'alicepw'))
+    record = inner.last_transaction()
+    assert record.user == b'zope.alice'
+    assert record.description == b'/folder/doc/@@commit-itself'
+    assert record.extension['request_type'] == 'browser'
+
+
+def test_view_that_dooms_after_committing_keeps_only_what_it_committed(app):
+    response = app.post('/folder/doc/@@commit-itself', {'then': 'doom'})
+    assert response.text == 'committed, then doom'
+    assert touched() == BEFORE
+
+
+def test_view_that_fails_after_committing_gets_500_for_its_own_error(
+        app, caplog):
+    caplog.set_level(logging.ERROR, logger='zope.pipeline.error')
+    app.post('/folder/doc/@@commit-itself', {'then': 'fail'}, status=500)
+    [logged] = [record for record in caplog.records if record.exc_info]
+    assert str(logged.exc_info[1]) == 'failed after committing'
+    assert touched() == BEFORE
+
+
+def test_view_that_aborts_after_committing_reads_what_it_committed(app):
+    response = app.post('/folder/doc/@@commit-itself', {'then': 'abort'})
+    assert response.text == 'committed, then abort: touched %d' % BEFORE
+    assert touched() == BEFORE
+
+
+def test_view_that_aborts_itself_gets_only_its_later_changes_committed(app):
+    response = app.post('/folder/doc/@@abort-itself')
+    assert response.text == 'aborted, then changed'
+    assert touched() == AFTER
+
+
+def test_view_that_begins_a_transaction_itself_loses_what_it_did_before(
+        app):
+    response = app.post('/folder/doc/@@begin-itself')
+    assert response.text == 'began, then changed'
+    assert touched() == AFTER
+
+
+def test_conflict_at_the_final_commit_after_a_views_own_commit_is_retried(
+        app):
+    response = app.post('/folder/doc/@@commit-itself', {'then': 'conflict'})
+    assert response.text == 'committed, then conflict'
+    assert [seen['attempt'] for seen in
+            inner.view_records('commit-itself')] == [1, 2]
+    # each attempt's own commit stays (as in the classic publisher, which
+    # retried the same way); the second attempt's later change too
+    assert touched() == BEFORE + BEFORE + AFTER
+
+
+def test_streamed_body_that_commits_while_iterated_gets_its_change_kept(
+        app):
+    response = app.post('/folder/doc/@@stream-that-changes', {'commit': '1'})
+    assert response.text == 'changed while streaming\n'
+    assert touched() == BEFORE
+
+
+def test_streamed_body_that_changes_without_committing_commits_nothing(app):
+    response = app.post('/folder/doc/@@stream-that-changes')
+    assert response.text == 'changed while streaming\n'
+    assert touched() == 0
+
+
+def test_wsgi_app_that_commits_before_start_response_is_answered():
+    from zope.publisher.browser import TestRequest
+
+    from zope.pipeline.stages.open_root import OpenRootStage
+    from zope.pipeline.stages.transactions import TransactionStage
+
+    def commits_then_changes(environ, start_response):
+        root = environ['zope.pipeline.connection'].root()
+        root['before'] = 1
+        transaction.commit()
+        root['after'] = 2
+        start_response('200 OK', [('Content-Type', 'text/plain')])
+        return [b'ok']
+
+    db = ZODB.DB(None)
+    app = OpenRootStage(TransactionStage(commits_then_changes), database=db)
+    environ = {'zope.request': TestRequest(), 'REQUEST_METHOD': 'POST',
+               'PATH_INFO': '/'}
+    started = []
+    body = app(environ, lambda status, headers, exc_info=None:
+               started.append(status))
+    assert (started, body) == (['200 OK'], [b'ok'])
+    with db.transaction() as connection:
+        assert dict(connection.root()) == {'before': 1, 'after': 2}
+    db.close()
+
+
+def test_request_syncs_its_connection_once_and_once_more_per_own_commit(
+        app, monkeypatch):
+    from ZODB.Connection import Connection
+    app.get('/folder/doc/@@whoami')  # the database is opened and populated
+    syncs = []
+    new_transaction = Connection.newTransaction
+
+    def counted(connection, txn, sync=True):
+        syncs.append(sync)
+        return new_transaction(connection, txn, sync)
+
+    monkeypatch.setattr(Connection, 'newTransaction', counted)
+    app.post('/folder/doc/@@touch')
+    # the stage's begin; nothing when the connection opens, nor after the
+    # stage's commit
+    assert syncs == [True]
+    del syncs[:]
+    app.post('/folder/doc/@@commit-itself', {'then': 'change'})
+    # and one for the transaction the view's commit began
+    assert syncs == [True, True]
+    del syncs[:]
+    app.post('/folder/doc/@@stream-that-changes', {'commit': '1'})
+    # and one for the transaction the streamed body's commit began
+    assert syncs == [True, True]

@@ -8,9 +8,15 @@ list) runs request code later, while the server iterates it: the call
 stage wraps it in :class:`StreamInScene`, which puts the request's scene
 back on the thread around each chunk and around ``close()``, and leaves the
 thread as it found it in between.
+
+The request's transaction manager is a :class:`RequestTransactionManager`:
+explicit for the request's ZODB connection, and for the code that runs in
+the scene what the thread's manager was under the classic publisher (code
+that commits, aborts or begins a transaction itself goes on in a new one).
 """
 
 import transaction
+from transaction._transaction import Status
 from zope.authentication.interfaces import IAuthentication
 from zope.authentication.interfaces import IFallbackUnauthenticatedPrincipal
 from zope.component import getGlobalSiteManager
@@ -21,6 +27,10 @@ from zope.security.management import newInteraction
 from zope.security.management import queryInteraction
 
 from zope.pipeline.wsgi import ClosingIterator
+
+#: ``Transaction.status`` of a committed transaction (transaction's own
+#: constant: ``ITransaction`` does not document the attribute).
+COMMITTED = Status.COMMITTED
 
 
 def end_interaction(request):
@@ -46,6 +56,60 @@ def authenticate_globally(request):
     if principal is None:
         principal = registry.queryUtility(IFallbackUnauthenticatedPrincipal)
     return principal
+
+
+class RequestTransactionManager(transaction.TransactionManager):
+    """The transaction manager of one request.
+
+    Its ZODB connection sees an explicit manager (``explicit`` is True when
+    the connection opens): the connection syncs when a transaction begins,
+    not when it opens nor after each commit, so a request that commits
+    once polls the storage once.  The code of the request
+    (``transaction.commit()``, ``transaction.get()``, a change to a
+    persistent object) sees what the thread's implicit manager was under
+    the classic publisher, whose publication committed
+    ``transaction.get()`` after the view:
+
+    - a commit while the request's code ``goes_on`` begins a new
+      transaction at once (the connection syncs, so what it loads next is
+      at least what it committed), so a view that commits itself
+      (zope.pluggableauth's logout) goes on, and what it changes afterwards
+      is committed with the request; the transaction stage clears
+      ``goes_on`` for its own, final commit (a streamed body that commits
+      later begins the next one, as a view does);
+    - after an abort, ``get()`` gives a new transaction on the snapshot the
+      connection has (a conflict with what others committed since is found
+      at commit, as ever);
+    - ``begin()`` aborts the current transaction, if any, and begins a new
+      one;
+    - ``abort()`` without a current transaction does nothing.
+    """
+
+    #: Whether the request's code may go on after a commit.
+    goes_on = True
+
+    def __init__(self):
+        super().__init__(explicit=True)
+
+    def get(self):
+        if self._txn is None:
+            self._txn = transaction.Transaction(self._synchs, self)
+        return self._txn
+
+    def begin(self):
+        if self._txn is not None:
+            self._txn.abort()
+        return super().begin()
+
+    def abort(self):
+        if self._txn is not None:
+            self._txn.abort()
+
+    def free(self, txn):
+        """Called by ``txn`` when it is committed or aborted."""
+        super().free(txn)
+        if self.goes_on and txn.status == COMMITTED:
+            self.begin()
 
 
 def bind_to_thread(manager):

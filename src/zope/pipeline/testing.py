@@ -4,10 +4,16 @@ through zope.pipeline.
 A drop-in for ``zope.app.wsgi.testlayer``: ``BrowserLayer`` takes the same
 arguments (``package, zcml_file='ftesting.zcml', name=None, features=None,
 allowTearDown=False``), loads the same ZCML into the same stacked
-DemoStorage database, and offers ``make_wsgi_app()``, ``getRootFolder()``
-and ``http()``; ``zope.testbrowser.wsgi.Browser`` and WebTest work on what
+DemoStorage database, and offers ``make_wsgi_app()``, ``getRootFolder()``,
+``db``, ``setup_middleware()`` and the classic ``setUp``/``testSetUp``/
+``testTearDown``; the module offers the same helpers (``http()``,
+``FakeResponse``, ``encodeMultipartFormdata()``, the XML-RPC transport,
+the middlewares: zope.app.wsgi's own objects).
+``zope.testbrowser.wsgi.Browser`` and WebTest work on what
 ``make_wsgi_app()`` returns.  Only the publisher differs: requests go
-through zope.pipeline's standard stages (``PipelineApplication``).
+through zope.pipeline's standard stages (``PipelineApplication``), whose
+``requestFactory``, ``handleErrors`` and ``db`` are what layers reach into
+on the classic application.
 
 Test-only: this module imports ``zope.app.wsgi.testlayer`` (and through
 it zope.app.appsetup and WebTest), the ``compat`` extra of zope.pipeline.
@@ -22,8 +28,19 @@ with ``yield from``, which never closes it), so ``PipelineApplication``
 reads the whole body and closes it before returning it as a list.
 """
 
+# zope.app.wsgi.testlayer's helpers are re-exported (F401): the same objects
 from zope.app.wsgi import testlayer
-from zope.app.wsgi.testlayer import http  # noqa: F401 - the same helper
+from zope.app.wsgi.testlayer import AuthorizationMiddleware  # noqa: F401
+from zope.app.wsgi.testlayer import FakeResponse  # noqa: F401
+from zope.app.wsgi.testlayer import FakeSocket  # noqa: F401
+from zope.app.wsgi.testlayer import NotInBrowserLayer  # noqa: F401
+from zope.app.wsgi.testlayer import TransactionMiddleware  # noqa: F401
+from zope.app.wsgi.testlayer import XMLRPCServerProxy  # noqa: F401
+from zope.app.wsgi.testlayer import XMLRPCTestTransport  # noqa: F401
+from zope.app.wsgi.testlayer import auth_header  # noqa: F401
+from zope.app.wsgi.testlayer import encodeMultipartFormdata  # noqa: F401
+from zope.app.wsgi.testlayer import http  # noqa: F401
+from zope.app.wsgi.testlayer import is_wanted_header  # noqa: F401
 
 from zope.pipeline import environ as keys
 from zope.pipeline.app import PIPELINE_ZCML
@@ -33,7 +50,8 @@ from zope.pipeline.wsgi import close_iterable
 
 
 def settings_with_database(db, settings=None):
-    """Stage settings with ``open_root.database`` set to ``db``."""
+    """Stage settings with ``open_root.database`` set to ``db`` (an open
+    ``ZODB.DB``, or a callable returning the one each request uses)."""
     merged = {stage: dict(values) for stage, values in
               (settings or {}).items()}
     merged.setdefault('open_root', {})['database'] = db
@@ -44,12 +62,38 @@ def settings_with_database(db, settings=None):
 CLASSIC_DEFAULT_FACTORY = 'HTTPPublicationRequestFactory'
 
 
-def check_request_factory(factory):
-    """Refuse a request factory other than the classic default: the
-    pipeline would silently not use it."""
+class RequestFactory:
+    """``PipelineApplication.requestFactory``: what layers reach into on
+    the classic application's ``HTTPPublicationRequestFactory``.
+
+    ``_db`` is the database the application's next request opens: layers
+    that give each test a database of its own set it in ``testSetUp``, or
+    make a new factory, ``type(app.requestFactory)(db)``, and assign it to
+    ``app.requestFactory``.  ``_publication_cache`` is the classic cache
+    of publication objects (each held the database), which those layers
+    clear in ``testTearDown``; zope.pipeline makes ``request.publication``
+    for each request, from the request's connection, so nothing is cached
+    in it and clearing it is all there is to do.  Request types are chosen
+    by the pipeline (``pipeline:requestFactory``), so this factory makes no
+    request itself.
+    """
+
+    def __init__(self, db):
+        self._db = db
+        self._publication_cache = {}
+
+
+def request_factory_class(factory):
+    """The class of ``requestFactory`` for the classic ``factory``
+    argument: ``RequestFactory`` for None and the classic default,
+    ``factory`` itself when it is a ``RequestFactory`` (a layer's
+    ``type(app.requestFactory)``).  Any other is refused: the pipeline
+    would silently not use it."""
+    if isinstance(factory, type) and issubclass(factory, RequestFactory):
+        return factory
     if factory is None or getattr(factory, '__name__', None) == \
             CLASSIC_DEFAULT_FACTORY:
-        return
+        return RequestFactory
     raise TypeError(
         'PipelineApplication cannot use the request factory %r: zope.pipeline '
         'chooses request types with pipeline:requestFactory registrations '
@@ -64,25 +108,48 @@ class PipelineApplication:
     ``factory`` is there for the classic signature ``(db, factory,
     handle_errors)``: request types come from ``pipeline:requestFactory``
     registrations, so only zope.app.publication's default
-    ``HTTPPublicationRequestFactory`` (or None) is accepted.
-    ``handle_errors`` is the default of ``wsgi.handleErrors`` (False lets
-    exceptions reach the caller, as the classic publisher did).
-    ``settings`` are stage settings (``{'handle_error': {'debug':
-    True}}``); ``pipeline_zcml`` names the stages (the standard ones).
-    Bodies are read and closed here (see the module docstring).
+    ``HTTPPublicationRequestFactory`` (or None, or this module's
+    ``RequestFactory``) is accepted.  As on the classic application,
+    ``requestFactory._db`` is the database each request opens, read at
+    each request (``requestFactory`` and its ``_db`` may be replaced
+    between requests; ``db`` is the same database), and ``handleErrors``
+    (``handle_errors``) is the default of ``wsgi.handleErrors`` (False lets
+    exceptions reach the caller, as the classic publisher did), read at
+    each request too.  ``settings`` are stage settings
+    (``{'handle_error': {'debug': True}}``); ``pipeline_zcml`` names the
+    stages (the standard ones).  Bodies are read and closed here (see the
+    module docstring).
     """
 
     def __init__(self, db=None, factory=None, handle_errors=True,
                  settings=None, pipeline_zcml=PIPELINE_ZCML, registry=None):
-        check_request_factory(factory)
-        self.db = db
-        self.handle_errors = handle_errors
+        self.requestFactory = request_factory_class(factory)(db)
+        self.handleErrors = handle_errors
         self.publisher = make_publisher_for_loaded_site(
-            settings_with_database(db, settings), pipeline_zcml,
+            settings_with_database(self.database, settings), pipeline_zcml,
             'the settings of PipelineApplication', registry)
 
+    @property
+    def db(self):
+        return self.requestFactory._db
+
+    @property
+    def handle_errors(self):
+        return self.handleErrors
+
+    def database(self):
+        """The database the next request opens (the open_root stage calls
+        this for each request)."""
+        db = self.requestFactory._db
+        if db is None:
+            raise ValueError(
+                'PipelineApplication has no database to publish from: give '
+                'it one, PipelineApplication(db), or set '
+                'requestFactory._db')
+        return db
+
     def __call__(self, environ, start_response):
-        environ.setdefault(keys.HANDLE_ERRORS, self.handle_errors)
+        environ.setdefault(keys.HANDLE_ERRORS, self.handleErrors)
         body = self.publisher(environ, start_response)
         try:
             return list(body)

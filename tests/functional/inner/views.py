@@ -215,6 +215,61 @@ class Doom(View):
         return 'doomed'
 
 
+#: What a view that commits itself adds before and after its commit: the
+#: sum in ``touched`` tells which changes were committed.
+BEFORE, AFTER = 1, 10
+
+
+class CommitItself(View):
+    """Change the context, commit as classic code does
+    (``transaction.commit()``, zope.pluggableauth's logout), then go on as
+    ``then`` says: ``nothing``, ``change`` (change the context again),
+    ``doom`` (change it again and doom the transaction), ``conflict``
+    (change it again and join a data manager that conflicts at the final
+    commit of the first attempt), ``fail`` (change it again and raise),
+    ``abort`` (change it again, abort, and answer what it reads then)."""
+
+    def __call__(self, then='nothing'):
+        attempt = self.environ[ATTEMPT]
+        seen.append({'view': 'commit-itself', 'attempt': attempt})
+        self.bare_context.touched += BEFORE
+        transaction.commit()
+        if then != 'nothing':
+            self.bare_context.touched += AFTER
+        if then == 'doom':
+            transaction.doom()
+        if then == 'conflict':
+            transaction.get().join(VoteConflict(attempt == 1))
+        if then == 'fail':
+            raise RuntimeError('failed after committing')
+        if then == 'abort':
+            transaction.abort()
+            return 'committed, then abort: touched %d' % (
+                self.bare_context.touched)
+        return 'committed, then %s' % then
+
+
+class AbortItself(View):
+    """Change the context, abort (``transaction.abort()``), change it again."""
+
+    def __call__(self):
+        self.bare_context.touched += BEFORE
+        transaction.abort()
+        self.bare_context.touched += AFTER
+        return 'aborted, then changed'
+
+
+class BeginItself(View):
+    """Change the context, begin a transaction (``transaction.begin()``,
+    which drops what was not committed), change it again."""
+
+    def __call__(self):
+        self.bare_context.touched += BEFORE
+        transaction.begin()
+        self.bare_context.touched += AFTER
+        return 'began, then changed'
+
+
 class Increment(View):
     """Add one to a Counter (POST)."""
 
@@ -296,6 +351,28 @@ class StreamedDocument:
                          'connection_open': self.connection.opened
                          is not None})
             yield b'chunk %d touched %d\n' % (number, self.document.touched)
+
+
+class StreamThatChanges(View):
+    """A streamed body that changes the context while it is iterated, and
+    commits the change (``transaction.commit()``) when ``commit`` is set."""
+
+    def __call__(self, commit=''):
+        return ChangingStream(self.bare_context, bool(commit))
+
+
+@implementer(IResult)
+class ChangingStream:
+
+    def __init__(self, document, commit):
+        self.document = document
+        self.commit = commit
+
+    def __iter__(self):
+        self.document.touched += BEFORE
+        if self.commit:
+            transaction.commit()
+        yield b'changed while streaming\n'
 
 
 class Secret(View):

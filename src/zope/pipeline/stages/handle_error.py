@@ -43,7 +43,6 @@ import sys
 import traceback
 import xmlrpc.client
 
-from transaction.interfaces import NoTransaction
 from zope.authentication.interfaces import IAuthentication
 from zope.authentication.interfaces import IUnauthenticatedPrincipal
 from zope.component import queryAdapter
@@ -213,10 +212,7 @@ def error_scene(context, request):
 
 def fresh_transaction(manager):
     """Abort what the failed request left and begin a new transaction."""
-    try:
-        manager.abort()
-    except NoTransaction:
-        pass
+    manager.abort()
     manager.begin()
 
 

@@ -9,12 +9,16 @@ While the rest of the pipeline runs, the request's transaction manager is
 also the thread's (``transaction.manager``), so code written for the
 classic publisher (``transaction.get().note(...)``, ``transaction.doom()``,
 data managers joining ``transaction.get()``) works on this request's
-transaction.
+transaction; code that commits, aborts or begins a transaction itself goes
+on in a new one, as it did with the classic publisher
+(``zope.pipeline.scene.RequestTransactionManager``).
 
 The database is named by a ZConfig file (``zodb_config``), or, for Python
 callers that have opened one already (a test layer's ``DemoStorage``
 database), given as ``database``: an open ``ZODB.DB``, used as it is (no
-bootstrap, never closed by the pipeline).
+bootstrap, never closed by the pipeline), or a callable returning the
+open ``ZODB.DB`` each request uses (``zope.pipeline.testing``'s
+application, whose test layers give each test a database of its own).
 
 When the database cannot be opened (its MySQL server is down when the
 process first needs it), the error passes up to the retry stage, which
@@ -26,13 +30,12 @@ transaction begins.
 
 import functools
 
-from transaction import TransactionManager
-from transaction.interfaces import NoTransaction
 from zope.interface import Interface
 from zope.schema import Field
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
+from zope.pipeline.scene import RequestTransactionManager
 from zope.pipeline.scene import bind_to_thread
 from zope.pipeline.storage import create_root_folder
 from zope.pipeline.storage import database_for
@@ -41,7 +44,8 @@ from zope.pipeline.wsgi import ClosingIterator
 
 
 class DatabaseField(Field):
-    """An open ``ZODB.DB``: given by Python callers, never by an ini."""
+    """An open ``ZODB.DB``, or a callable returning one: given by Python
+    callers, never by an ini."""
 
     def fromUnicode(self, text):
         raise ValueError('an open ZODB.DB is given from Python '
@@ -62,14 +66,36 @@ class OpenDatabase:
         return self.db
 
 
+class ChosenDatabase:
+    """A database the caller chooses for each request, in the shape of
+    ProcessDatabase: ``choose()`` returns it."""
+
+    __slots__ = ('choose',)
+
+    def __init__(self, choose):
+        self.choose = choose
+
+    def get(self):
+        return self.choose()
+
+
+def given_database(database):
+    """The database source of a ``database`` setting: a callable chooses
+    the database of each request; anything else is the open database."""
+    if callable(database):
+        return ChosenDatabase(database)
+    return OpenDatabase(database)
+
+
 class IOpenRootSettings(Interface):
 
     zodb_config = TextLine(
         title="ZConfig file describing the database ('' for a database in "
               "memory, for tests)", default='', required=False)
     database = DatabaseField(
-        title='An open ZODB.DB to use instead of zodb_config (Python '
-              'callers only)', default=None, required=False)
+        title='An open ZODB.DB, or a callable returning the one each '
+              'request uses, instead of zodb_config (Python callers only)',
+        default=None, required=False)
     root_name = TextLine(title='Name of the root application in the ZODB '
                                'root mapping', default='Application')
     root_factory = TextLine(
@@ -92,8 +118,6 @@ def release(connection, manager):
     """Abort anything left open and return the connection to the pool."""
     try:
         manager.abort()
-    except NoTransaction:
-        pass
     finally:
         connection.close()
 
@@ -103,7 +127,7 @@ def root_of(connection, root_name):
 
 
 class OpenRootStage:
-    """One connection, one explicit transaction manager per request."""
+    """One connection, one transaction manager per request."""
 
     settings_schema = IOpenRootSettings
     reads = reads
@@ -116,7 +140,7 @@ class OpenRootStage:
         self.next_app = next_app
         self.root_name = root_name
         if database is not None:
-            self.database = OpenDatabase(database)
+            self.database = given_database(database)
             return
         self.database = database_for(
             zodb_config, root_name,
@@ -125,7 +149,7 @@ class OpenRootStage:
             resolve_callable(populate, 'open_root.populate'))
 
     def __call__(self, environ, start_response):
-        manager = TransactionManager(explicit=True)
+        manager = RequestTransactionManager()
         connection = self.database.get().open(transaction_manager=manager)
         environ[keys.CONNECTION] = connection
         environ[keys.TRANSACTION_MANAGER] = manager

@@ -4,6 +4,12 @@ starts, so a conflict at commit can still be retried.
 The transaction is annotated as the classic publisher did: the principal
 id as user, the path as note, the request type in the extended info.
 A doomed transaction is aborted; an exception aborts and propagates.
+
+What is committed is the request's current transaction when the code it
+called returns, as the classic publisher committed ``transaction.get()``:
+the one begun here or, when that code committed, aborted or began a
+transaction itself (zope.pluggableauth's logout commits), the one it went
+on in (``zope.pipeline.scene.RequestTransactionManager``).
 """
 
 from zope.interface import Interface
@@ -48,7 +54,7 @@ class TransactionStage:
 
     def __call__(self, environ, start_response):
         manager = environ[keys.TRANSACTION_MANAGER]
-        txn = manager.begin()
+        manager.begin()
         held = DeferredStart()
         try:
             result = self.next_app(environ, held)
@@ -56,13 +62,28 @@ class TransactionStage:
             manager.abort()
             raise
         try:
-            if manager.isDoomed():
-                manager.abort()
-            else:
-                annotate(txn, environ)
-                manager.commit()
+            commit_last(manager, environ)
         except BaseException:
             close_iterable(result)
             manager.abort()
             raise
         return held.send(start_response, result)
+
+
+def commit_last(manager, environ):
+    """Finish the request's current transaction, beginning no other one
+    (code that runs later, a streamed body, begins one when it commits)."""
+    manager.goes_on = False
+    try:
+        finish(manager.get(), environ)
+    finally:
+        manager.goes_on = True
+
+
+def finish(txn, environ):
+    """Abort ``txn`` if it is doomed, else annotate and commit it."""
+    if txn.isDoomed():
+        txn.abort()
+    else:
+        annotate(txn, environ)
+        txn.commit()
