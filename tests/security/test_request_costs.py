@@ -7,6 +7,8 @@ timed: it is refused, or costs about what the same request without the
 attack costs.
 """
 
+import os
+import shutil
 import xmlrpc.client
 
 import pytest
@@ -159,3 +161,34 @@ def test_accept_charset_repeated_is_decoded_once_per_distinct_charset(site):
     # adds) decodes it, however often us-ascii is listed
     assert decodes[0] >= 2 * 300
     assert decodes[1] == decodes[0]
+
+
+# -- Accept-Language
+
+
+@pytest.fixture
+def xml_file_outside_the_locales():
+    """A path, without '-' or '_' (which zope.publisher's adapter splits
+    at), of an XML file that is no locale."""
+    directory = '/tmp/zpal%d' % os.getpid()
+    os.mkdir(directory)
+    with open(os.path.join(directory, 'notalocale.xml'), 'w') as stream:
+        stream.write('<?xml version="1.0"?><nothing/>')
+    yield os.path.join(directory, 'notalocale')
+    shutil.rmtree(directory)
+
+
+def test_accept_language_naming_a_file_loads_no_xml_of_the_server(
+        site, xml_file_outside_the_locales):
+    response, work = work_of(site, 'GET', PAGE, headers={
+        'HTTP_ACCEPT_LANGUAGE': xml_file_outside_the_locales})
+    assert response.status_int == 200
+    assert work.calls['exists'] == 0  # the file was not even looked for
+
+
+def test_accept_language_with_many_languages_looks_for_a_few_locales(site):
+    response, work = work_of(site, 'GET', PAGE, headers={
+        'HTTP_ACCEPT_LANGUAGE': ', '.join(
+            'x%d' % number for number in range(2000))})
+    assert response.status_int == 200
+    assert work.calls['exists'] <= 8

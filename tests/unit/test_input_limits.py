@@ -239,3 +239,30 @@ def test_a_client_listing_no_known_charset_gets_its_form_read_as_utf8(
             'x-unknown-%d' % number for number in range(40))})
     assert request._decode('caf\u00e9'.encode('utf-8')) == 'caf\u00e9'
     assert request.charsets == ['utf-8']
+
+
+# -- Accept-Language
+
+
+def locale_id(locale):
+    return (locale.id.language, locale.id.territory, locale.id.variant)
+
+
+@pytest.mark.parametrize('languages, expected', [
+    (['de-ch', 'en'], ('de', 'CH', None)),
+    (['xx', 'xx-yy', 'fr'], ('fr', None, None)),
+    (['../../etc/passwd', '/tmp/x', 'en_us', 'it'], ('it', None, None)),
+    (['x%d' % number for number in range(8)] + ['en'], (None, None, None)),
+    (['xx'] * 20 + ['en'], ('en', None, None)),
+    ([], (None, None, None)),
+])
+def test_the_locale_is_looked_for_among_a_few_language_tags(languages,
+                                                             expected):
+    assert locale_id(factories.locale_for(languages)) == expected
+
+
+def test_a_request_without_a_languages_adapter_has_no_locale(clean_zope):
+    request = factories.BrowserRequest(io.BytesIO(b''), {
+        'REQUEST_METHOD': 'GET', 'SERVER_NAME': 'localhost',
+        'SERVER_PORT': '80', 'HTTP_ACCEPT_LANGUAGE': 'de'})
+    assert request.locale is None

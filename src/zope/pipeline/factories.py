@@ -20,11 +20,14 @@ per request class and registry where it depends on nothing else
 """
 
 import io
+import re
 from xmlrpc.client import loads as parse_xmlrpc
 
 from persistent import Persistent
 from zope.component import getSiteManager
 from zope.i18n.interfaces import IUserPreferredLanguages
+from zope.i18n.locales import LoadLocaleError
+from zope.i18n.locales import locales
 from zope.interface import implementedBy
 from zope.interface import implementer
 from zope.interface import providedBy
@@ -64,19 +67,24 @@ _locales = {}
 
 
 class RememberedLocale:
-    """``setupLocale`` as zope.publisher's, its outcome remembered.
+    """``setupLocale`` as zope.publisher's, its outcome remembered, its
+    work bounded.
 
     zope.publisher's ``setupLocale`` adapts the request to
     ``IUserPreferredLanguages``, parses the preferred languages and loads
-    the first locale that exists.  Where the adapter is one of
-    zope.publisher's own (``HEADER_LANGUAGES``) and the request has no
-    languages noted yet (``setPreferredLanguages`` notes them, then calls
-    ``setupLocale`` again), the outcome depends on the header's value
-    only: the first request with a value sets the locale up the stock way
-    and the others with that value get its languages (a list of their own,
-    noted as the stock adapter notes them) and its locale (the same
+    the first locale that exists.  Here the locale is chosen among the
+    first ``MAX_LOCALE_LANGUAGES`` distinct languages that are language
+    tags (``locale_for``): zope.publisher tried every language the client
+    listed (a file looked for each), and a "language" naming a path
+    loaded any XML file of the server as a locale.  Where the adapter is
+    one of zope.publisher's own (``HEADER_LANGUAGES``) and the request
+    has no languages noted yet (``setPreferredLanguages`` notes them,
+    then calls ``setupLocale`` again), the outcome depends on the
+    header's value only: the first request with a value sets the locale
+    up and the others with that value get its languages (a list of their
+    own, noted as the stock adapter notes them) and its locale (the same
     object, as zope.i18n's locale provider gives).  Any other adapter,
-    header or state goes the stock way.
+    header or state sets the locale up every time.
     """
 
     __slots__ = ()
@@ -88,13 +96,15 @@ class RememberedLocale:
         header = self.get('HTTP_ACCEPT_LANGUAGE', '')
         if notes is None or not isinstance(header, str) or \
                 BROWSER_LANGUAGES_KEY in self.annotations:
-            super().setupLocale()
+            adapter = IUserPreferredLanguages(self, None)
+            self._locale = None if adapter is None else locale_for(
+                adapter.getPreferredLanguages())
             return
         key = (factory, header)
         known = _locales.get(key)
         if known is None:
             languages = list(factory(self).getPreferredLanguages())
-            super().setupLocale()
+            self._locale = locale_for(languages)
             remember(_locales, MAX_LOCALES, key, (languages, self._locale))
             return
         languages, self._locale = known
@@ -110,6 +120,35 @@ class RememberedLocale:
         shown = STOCK_CLASSES.get(shown, shown)
         return '<%s.%s instance URL=%s>' % (shown.__module__, shown.__name__,
                                             str(self.URL))
+
+
+#: The most languages of a request a locale is looked for.
+MAX_LOCALE_LANGUAGES = 8
+#: A language tag (RFC 5646's letters, digits and hyphens), as
+#: zope.publisher's adapter gives it (lower case, ``_`` made ``-``): the
+#: locale's file name is made of it.
+LANGUAGE_TAG_RE = re.compile(r'[a-z0-9]{1,8}(?:-[a-z0-9]{1,8})*',
+                             re.IGNORECASE)
+
+
+def locale_for(languages):
+    """zope.publisher's choice of a locale for ``languages``: the first
+    with a locale (language, territory, variant), else the root locale.
+    Only the first ``MAX_LOCALE_LANGUAGES`` distinct language tags are
+    looked for (each costs a file lookup); other strings are skipped."""
+    tried = set()
+    for language in languages:
+        if language in tried or not LANGUAGE_TAG_RE.fullmatch(language):
+            continue
+        if len(tried) >= MAX_LOCALE_LANGUAGES:
+            break
+        tried.add(language)
+        parts = (language.split('-') + [None, None])[:3]
+        try:
+            return locales.getLocale(*parts)
+        except LoadLocaleError:
+            pass
+    return locales.getLocale(None, None, None)
 
 
 def clear_locales():
