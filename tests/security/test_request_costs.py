@@ -192,3 +192,20 @@ def test_accept_language_with_many_languages_looks_for_a_few_locales(site):
             'x%d' % number for number in range(2000))})
     assert response.status_int == 200
     assert work.calls['exists'] <= 8
+
+
+# -- Cookie
+
+
+def test_cookie_of_backslashes_is_unquoted_in_linear_work(site):
+    """CVE-2024-7592: the standard library's cookie parser before Python
+    3.11.10 searches the rest of a quoted value at each backslash."""
+    works = []
+    for escapes in (2000, 4000):
+        cookie = 'a="%s"' % ('\\"' * escapes)
+        response, work = work_of(site, 'GET', PAGE,
+                                 headers={'HTTP_COOKIE': cookie})
+        assert response.status_int == 200
+        works.append(work.calls['search'])
+    # the same searches (none of them per escape), whatever their number
+    assert works[1] == works[0]

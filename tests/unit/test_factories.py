@@ -73,9 +73,10 @@ over_factories = pytest.mark.parametrize('factory, stock, method', [
 #: ``setupLocale`` and ``getURL``: classes in its resolution order, and
 #: methods of its own.
 LINEAR_WORK = {
-    BrowserRequest: ((factories.BoundedCharsets,), set()),
-    XMLRPCRequest: ((), {'processInputs'}),
-    HTTPRequest: ((), set()),
+    BrowserRequest: ((factories.LinearCookies, factories.BoundedCharsets),
+                     set()),
+    XMLRPCRequest: ((factories.LinearCookies,), {'processInputs'}),
+    HTTPRequest: ((factories.LinearCookies,), set()),
 }
 
 
@@ -103,6 +104,8 @@ def test_requests_are_zope_publisher_requests_but_for_locale_and_url(
     assert set(vars(factories.RememberedURL)) - bookkeeping == {'getURL'}
     assert set(vars(factories.BoundedCharsets)) - bookkeeping == {
         '_decode'}
+    assert set(vars(factories.LinearCookies)) - bookkeeping == {
+        '_parseCookies'}
     assert repr(request) == repr(stock(
         io.BytesIO(b''), environ_for(method, 'text/xml')))
     assert repr(request).startswith('<%s.%s instance URL=' % (

@@ -1,7 +1,8 @@
 """What bounds a request's input before zope.publisher reads it: the
 settings of process_inputs (typed, errors naming the ini key), the checks
 of query strings and field names, the XML-RPC body read once within its
-limit, and the charsets of Accept-Charset a form is decoded with."""
+limit, the charsets of Accept-Charset a form is decoded with, the
+languages a locale is looked for, and cookies unquoted in one pass."""
 
 import io
 import xml.parsers.expat
@@ -12,10 +13,12 @@ from zope.component import provideAdapter
 from zope.configuration.exceptions import ConfigurationError
 from zope.i18n.interfaces import IUserPreferredCharsets
 from zope.publisher.http import HTTPCharsets
+from zope.publisher.http import HTTPRequest as StockHTTPRequest
 from zope.publisher.interfaces.http import IHTTPRequest
 from zope.publisher.xmlrpc import XMLRPCRequest as StockXMLRPCRequest
 
 from zope.pipeline import factories
+from zope.pipeline.cookies import parse_cookies
 from zope.pipeline.errors import BadInput
 from zope.pipeline.errors import PayloadTooLarge
 from zope.pipeline.settings import convert
@@ -266,3 +269,27 @@ def test_a_request_without_a_languages_adapter_has_no_locale(clean_zope):
         'REQUEST_METHOD': 'GET', 'SERVER_NAME': 'localhost',
         'SERVER_PORT': '80', 'HTTP_ACCEPT_LANGUAGE': 'de'})
     assert request.locale is None
+
+
+# -- Cookie
+
+
+@pytest.mark.parametrize('header', [
+    'a=1; b="two words"; c="\\"quoted\\""',
+    'name="caf\\303\\251"; other=x',
+    'a="\\\\\\012\\q"',
+    'a="unterminated',
+    'no-value; x=1',
+    '',
+])
+def test_cookies_are_parsed_as_zope_publisher_parses_them(header):
+    environ = {'REQUEST_METHOD': 'GET', 'SERVER_NAME': 'localhost',
+               'SERVER_PORT': '80', 'HTTP_COOKIE': header}
+    ours = factories.HTTPRequest(io.BytesIO(b''), environ)
+    stock = StockHTTPRequest(io.BytesIO(b''), environ)
+    assert ours._cookies == stock._cookies
+    assert parse_cookies(header) == stock._cookies
+
+
+def test_a_cookie_header_that_cannot_be_parsed_gives_no_cookies():
+    assert parse_cookies('a="\\"; b=\x00') == {}

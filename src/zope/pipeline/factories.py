@@ -7,13 +7,15 @@ remember their outcome: ``setupLocale``, which every request's
 value of the request's ``HTTP_ACCEPT_LANGUAGE`` where zope.publisher's
 own adapter reads that value alone (see ``RememberedLocale``); ``getURL``
 remembers the URLs it made per application server, names and arguments
-(see ``RememberedURL``).  Two cost at most linear work where
-zope.publisher's would not: a browser request decodes its form with at
-most ``MAX_CHARSETS`` distinct known charsets of ``Accept-Charset``
+(see ``RememberedURL``).  Others cost at most linear work where
+zope.publisher's would not: the locale is looked for among a few language
+tags (``locale_for``); a browser request decodes its form with at most
+``MAX_CHARSETS`` distinct known charsets of ``Accept-Charset``
 (``BoundedCharsets``), not with every charset listed, repeats included;
 an XML-RPC request reads its body once (``read_xmlrpc_call``), not line
-by line.  Their ``repr`` names zope.publisher's class, as the classic
-publisher's requests did.  The factories give each request its default
+by line; cookies are unquoted in one pass (``LinearCookies``).  Their
+``repr`` names zope.publisher's class, as the classic publisher's
+requests did.  The factories give each request its default
 skin as zope.publisher's ``setDefaultSkin`` does, its outcome remembered
 per request class and registry where it depends on nothing else
 (``set_default_skin``).
@@ -47,6 +49,7 @@ from zope.publisher.skinnable import getDefaultSkin
 from zope.publisher.skinnable import setDefaultSkin
 
 from zope.pipeline.components import adapter_factory
+from zope.pipeline.cookies import parse_cookies
 from zope.pipeline.errors import PayloadTooLarge
 from zope.pipeline.interfaces import IRequestFactory
 
@@ -154,6 +157,17 @@ def locale_for(languages):
 def clear_locales():
     """Forget the remembered locales (tests)."""
     _locales.clear()
+
+
+class LinearCookies:
+    """``_parseCookies`` as zope.publisher's, in linear time: the standard
+    library's cookie parser before Python 3.11.10 costs the square of a
+    quoted value's backslashes (``zope.pipeline.cookies``)."""
+
+    __slots__ = ()
+
+    def _parseCookies(self, text, result=None):
+        return parse_cookies(text, result)
 
 
 #: The most charsets of ``Accept-Charset`` a form is decoded with.
@@ -285,8 +299,8 @@ def remember(memo, bound, key, value):
     memo[key] = value
 
 
-class BrowserRequest(RememberedLocale, RememberedURL, BoundedCharsets,
-                     publisher_browser.BrowserRequest):
+class BrowserRequest(RememberedLocale, RememberedURL, LinearCookies,
+                     BoundedCharsets, publisher_browser.BrowserRequest):
     """zope.publisher's ``BrowserRequest``, its locale and URLs remembered,
     its form decoded with a few known charsets."""
 
@@ -295,7 +309,7 @@ class BrowserRequest(RememberedLocale, RememberedURL, BoundedCharsets,
     __slots__ = ('__provides__',)
 
 
-class HTTPRequest(RememberedLocale, RememberedURL,
+class HTTPRequest(RememberedLocale, RememberedURL, LinearCookies,
                   publisher_http.HTTPRequest):
     """zope.publisher's ``HTTPRequest``, its locale and URLs remembered."""
 
@@ -304,7 +318,7 @@ class HTTPRequest(RememberedLocale, RememberedURL,
     __slots__ = ('__provides__',)
 
 
-class XMLRPCRequest(RememberedLocale, RememberedURL,
+class XMLRPCRequest(RememberedLocale, RememberedURL, LinearCookies,
                     publisher_xmlrpc.XMLRPCRequest):
     """zope.publisher's ``XMLRPCRequest``, its locale and URLs remembered,
     its body read once."""
