@@ -5,6 +5,7 @@ limit, the charsets of Accept-Charset a form is decoded with, the
 languages a locale is looked for, and cookies unquoted in one pass."""
 
 import io
+import os
 import xml.parsers.expat
 import xmlrpc.client
 
@@ -16,6 +17,7 @@ from zope.publisher.http import HTTPCharsets
 from zope.publisher.http import HTTPRequest as StockHTTPRequest
 from zope.publisher.interfaces.http import IHTTPRequest
 from zope.publisher.xmlrpc import XMLRPCRequest as StockXMLRPCRequest
+from zope.schema import getFieldNames
 
 from zope.pipeline import factories
 from zope.pipeline.cookies import parse_cookies
@@ -24,11 +26,13 @@ from zope.pipeline.errors import PayloadTooLarge
 from zope.pipeline.settings import convert
 from zope.pipeline.stages.process_inputs import DEFAULT_LIMITS
 from zope.pipeline.stages.process_inputs import FormLimits
+from zope.pipeline.stages.process_inputs import IProcessInputsSettings
 from zope.pipeline.stages.process_inputs import ProcessInputsStage
 from zope.pipeline.stages.process_inputs import check_field_names
 from zope.pipeline.stages.process_inputs import check_query
 from zope.pipeline.stages.process_inputs import process_xmlrpc
 
+from tests.conftest import ROOT
 from tests.security.conftest import build_site
 from tests.security.conftest import site_settings
 
@@ -293,3 +297,14 @@ def test_cookies_are_parsed_as_zope_publisher_parses_them(header):
 
 def test_a_cookie_header_that_cannot_be_parsed_gives_no_cookies():
     assert parse_cookies('a="\\"; b=\x00') == {}
+
+
+# -- documentation
+
+
+@pytest.mark.parametrize('page', ['configuration.md', 'security.md'])
+def test_every_input_bound_is_documented(page):
+    with open(os.path.join(ROOT, 'docs', page)) as stream:
+        text = stream.read()
+    assert [name for name in getFieldNames(IProcessInputsSettings)
+            if '`process_inputs.%s`' % name not in text] == []
