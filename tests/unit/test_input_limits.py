@@ -279,11 +279,13 @@ def test_a_request_without_a_languages_adapter_has_no_locale(clean_zope):
 
 
 @pytest.mark.parametrize('header', [
-    'a=1; b="two words"; c="\\"quoted\\""',
+    'a=1; b="two words"; c="\\"quoted\\""; d=four',
     'name="caf\\303\\251"; other=x',
     'a="\\\\\\012\\q"',
     'a="unterminated',
     'no-value; x=1',
+    'a=1; $foo=1',
+    'caf\xc3\xa9=\xc3\xa9t\xc3\xa9',
     '',
 ])
 def test_cookies_are_parsed_as_zope_publisher_parses_them(header):
@@ -295,8 +297,9 @@ def test_cookies_are_parsed_as_zope_publisher_parses_them(header):
     assert parse_cookies(header) == stock._cookies
 
 
-def test_a_cookie_header_that_cannot_be_parsed_gives_no_cookies():
-    assert parse_cookies('a="\\"; b=\x00') == {}
+def test_a_cookie_header_that_cannot_be_parsed_gives_no_cookies(caplog):
+    assert parse_cookies('a=1; $foo=1') == {}
+    assert "Invalid attribute 'foo'" in caplog.text
 
 
 # -- documentation
@@ -308,3 +311,29 @@ def test_every_input_bound_is_documented(page):
         text = stream.read()
     assert [name for name in getFieldNames(IProcessInputsSettings)
             if '`process_inputs.%s`' % name not in text] == []
+
+
+# -- a stage built by hand
+
+
+def test_a_stage_built_by_hand_bounds_each_request_type(clean_zope):
+    provideAdapter(HTTPCharsets, (IHTTPRequest,), IUserPreferredCharsets)
+    stage = ProcessInputsStage(lambda environ, start_response: [b'ok'],
+                               max_query_fields=2, xmlrpc_max_body=100)
+    assert stage.process == stage.any_input
+    body = xmlrpc.client.dumps(('x' * 100,), 'title').encode()
+    xmlrpc_environ = {'zope.request': xmlrpc_request(body)}
+    with pytest.raises(PayloadTooLarge):
+        stage(xmlrpc_environ, None)
+    environ = {'REQUEST_METHOD': 'GET', 'SERVER_NAME': 'localhost',
+               'SERVER_PORT': '80', 'QUERY_STRING': 'a=1&b=2&c=3',
+               'wsgi.input': io.BytesIO(b'')}
+    environ['zope.request'] = factories.BrowserRequest(
+        environ['wsgi.input'], environ)
+    with pytest.raises(BadInput):
+        stage(environ, None)
+    environ['QUERY_STRING'] = 'a=1&b:int=2'
+    environ['zope.request'] = factories.BrowserRequest(
+        environ['wsgi.input'], environ)
+    assert stage(environ, None) == [b'ok']
+    assert environ['zope.request'].form == {'a': '1', 'b': 2}

@@ -57,9 +57,7 @@ def parse_cookies(text, result=None):
         eventlog.warning(error)
         return result
     for name, morsel in cookie.items():
-        value = morsel.value
-        if not isinstance(value, bytes):
-            value = value.encode('latin1')
-        result[name.encode('latin1').decode(ENCODING)] = value.decode(
-            ENCODING)
+        # the header was decoded as latin-1 (PEP 3333): UTF-8 again
+        result[name.encode('latin1').decode(ENCODING)] = \
+            morsel.value.encode('latin1').decode(ENCODING)
     return result
