@@ -10,6 +10,7 @@ from tests.security.conftest import RawClient
 from tests.security.conftest import build_site
 from tests.security.conftest import site_settings
 from tests.security.test_security import OBJECT_SIGNS
+from tests.security.work import work_of
 
 
 @pytest.fixture
@@ -89,3 +90,24 @@ def test_private_attribute_names_cannot_be_opened_to_xmlrpc(clean_zope):
             traverse={'xmlrpc_attributes': 'title _p_jar'}))
     assert str(caught.value) == ('traverse.xmlrpc_attributes: private '
                                  'attributes are never published: _p_jar')
+
+
+def call_with_newlines(newlines):
+    return (b'<?xml version="1.0"?>\n<methodCall>' + b'\n' * newlines +
+            b'<methodName>no_such_method</methodName></methodCall>')
+
+
+def test_xmlrpc_body_over_its_own_limit_is_refused_before_it_is_parsed(
+        clean_zope):
+    site = RawClient(build_site(settings=site_settings(
+        process_inputs={'xmlrpc_max_body': '1000'})))
+    body = call_with_newlines(2000)
+    assert len(body) < 100000  # within retry.max_body
+    response, work = work_of(site, 'POST', '/folder/page', body=body,
+                             headers={'CONTENT_TYPE': 'text/xml'})
+    assert fault_of(response).faultCode == 413
+    assert work.calls['loads'] == 0
+    response = site.request('POST', '/folder/page',
+                            body=call_with_newlines(500),
+                            headers={'CONTENT_TYPE': 'text/xml'})
+    assert fault_of(response).faultCode == 404  # read, then not found

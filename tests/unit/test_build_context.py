@@ -41,12 +41,10 @@ def test_output_filters_are_assembled_for_the_chains_that_declare_them(
 
 
 def test_process_inputs_reads_what_its_chain_carries(publisher):
-    from zope.pipeline.stages.process_inputs import form_input
-    from zope.pipeline.stages.process_inputs import xmlrpc_input
-    assert stage_app(publisher, 'browser', 'process_inputs').process is (
-        form_input)
-    assert stage_app(publisher, 'xmlrpc', 'process_inputs').process is (
-        xmlrpc_input)
+    browser = stage_app(publisher, 'browser', 'process_inputs')
+    xmlrpc = stage_app(publisher, 'xmlrpc', 'process_inputs')
+    assert browser.process == browser.form_input
+    assert xmlrpc.process == xmlrpc.xmlrpc_input
 
 
 def test_create_request_takes_its_registry_from_the_build_context(

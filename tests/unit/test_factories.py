@@ -69,26 +69,43 @@ over_factories = pytest.mark.parametrize('factory, stock, method', [
 ], ids=['browser', 'xmlrpc', 'http'])
 
 
+#: What each default request class adds to zope.publisher's besides
+#: ``setupLocale`` and ``getURL``: classes in its resolution order, and
+#: methods of its own.
+LINEAR_WORK = {
+    BrowserRequest: ((factories.LinearCookies, factories.BoundedCharsets),
+                     set()),
+    XMLRPCRequest: ((factories.LinearCookies,), {'processInputs'}),
+    HTTPRequest: ((factories.LinearCookies,), set()),
+}
+
+
 @over_factories
 def test_requests_are_zope_publisher_requests_but_for_locale_and_url(
         factory, stock, method):
     """The classes made differ from zope.publisher's in ``setupLocale``
-    and ``getURL`` alone (and a ``repr`` naming zope.publisher's class, as
-    the classic publisher's requests did): every other attribute is
+    and ``getURL`` (and a ``repr`` naming zope.publisher's class, as the
+    classic publisher's requests did), and in what would cost more than
+    linear work (``LINEAR_WORK``) alone: every other attribute is
     zope.publisher's, the instances have the same slots (no ``__dict__``
     where zope.publisher's have none) and provide the same interfaces."""
     request = factory(io.BytesIO(b''), environ_for(method, 'text/xml'))
     cls = type(request)
+    mixins, methods = LINEAR_WORK[stock]
     assert isinstance(request, stock) and cls is not stock
     assert cls.__name__ == stock.__name__
     assert cls.__mro__ == (cls, factories.RememberedLocale,
-                           factories.RememberedURL) + stock.__mro__
+                           factories.RememberedURL) + mixins + stock.__mro__
     bookkeeping = {'__doc__', '__module__', '__slots__', '__provides__',
                    '__implemented__', '__providedBy__', '__qualname__'}
-    assert set(vars(cls)) - bookkeeping == set()
+    assert set(vars(cls)) - bookkeeping == methods
     assert set(vars(factories.RememberedLocale)) - bookkeeping == {
         'setupLocale', '__repr__'}
     assert set(vars(factories.RememberedURL)) - bookkeeping == {'getURL'}
+    assert set(vars(factories.BoundedCharsets)) - bookkeeping == {
+        '_decode'}
+    assert set(vars(factories.LinearCookies)) - bookkeeping == {
+        '_parseCookies'}
     assert repr(request) == repr(stock(
         io.BytesIO(b''), environ_for(method, 'text/xml')))
     assert repr(request).startswith('<%s.%s instance URL=' % (

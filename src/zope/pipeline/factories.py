@@ -1,24 +1,35 @@
 """Request factories: zope.publisher's request classes, made per request.
 
 The default factories make requests of subclasses of zope.publisher's
-``BrowserRequest``, ``HTTPRequest`` and ``XMLRPCRequest`` that differ in
-two methods: ``setupLocale``, which every request's ``__init__`` calls,
-remembers its outcome (the preferred languages and the locale) per value
-of the request's ``HTTP_ACCEPT_LANGUAGE`` where zope.publisher's own
-adapter reads that value alone (see ``RememberedLocale``); ``getURL``
+``BrowserRequest``, ``HTTPRequest`` and ``XMLRPCRequest``.  Two methods
+remember their outcome: ``setupLocale``, which every request's
+``__init__`` calls, remembers the preferred languages and the locale per
+value of the request's ``HTTP_ACCEPT_LANGUAGE`` where zope.publisher's
+own adapter reads that value alone (see ``RememberedLocale``); ``getURL``
 remembers the URLs it made per application server, names and arguments
-(see ``RememberedURL``).  Their ``repr`` names zope.publisher's class, as
-the classic publisher's requests did.  The factories give each request
-its default skin as zope.publisher's ``setDefaultSkin`` does, its outcome
-remembered per request class and registry where it depends on nothing
-else (``set_default_skin``).
+(see ``RememberedURL``).  Others cost at most linear work where
+zope.publisher's would not: the locale is looked for among a few language
+tags (``locale_for``); a browser request decodes its form with at most
+``MAX_CHARSETS`` distinct known charsets of ``Accept-Charset``
+(``BoundedCharsets``), not with every charset listed, repeats included;
+an XML-RPC request reads its body once (``read_xmlrpc_call``), not line
+by line; cookies are unquoted in one pass (``LinearCookies``).  Their
+``repr`` names zope.publisher's class, as the classic publisher's
+requests did.  The factories give each request its default
+skin as zope.publisher's ``setDefaultSkin`` does, its outcome remembered
+per request class and registry where it depends on nothing else
+(``set_default_skin``).
 """
 
 import io
+import re
+from xmlrpc.client import loads as parse_xmlrpc
 
 from persistent import Persistent
 from zope.component import getSiteManager
 from zope.i18n.interfaces import IUserPreferredLanguages
+from zope.i18n.locales import LoadLocaleError
+from zope.i18n.locales import locales
 from zope.interface import implementedBy
 from zope.interface import implementer
 from zope.interface import providedBy
@@ -38,6 +49,8 @@ from zope.publisher.skinnable import getDefaultSkin
 from zope.publisher.skinnable import setDefaultSkin
 
 from zope.pipeline.components import adapter_factory
+from zope.pipeline.cookies import parse_cookies
+from zope.pipeline.errors import PayloadTooLarge
 from zope.pipeline.interfaces import IRequestFactory
 
 #: zope.publisher's adapters whose preferred languages are a function of
@@ -57,19 +70,24 @@ _locales = {}
 
 
 class RememberedLocale:
-    """``setupLocale`` as zope.publisher's, its outcome remembered.
+    """``setupLocale`` as zope.publisher's, its outcome remembered, its
+    work bounded.
 
     zope.publisher's ``setupLocale`` adapts the request to
     ``IUserPreferredLanguages``, parses the preferred languages and loads
-    the first locale that exists.  Where the adapter is one of
-    zope.publisher's own (``HEADER_LANGUAGES``) and the request has no
-    languages noted yet (``setPreferredLanguages`` notes them, then calls
-    ``setupLocale`` again), the outcome depends on the header's value
-    only: the first request with a value sets the locale up the stock way
-    and the others with that value get its languages (a list of their own,
-    noted as the stock adapter notes them) and its locale (the same
+    the first locale that exists.  Here the locale is chosen among the
+    first ``MAX_LOCALE_LANGUAGES`` distinct languages that are language
+    tags (``locale_for``): zope.publisher tried every language the client
+    listed (a file looked for each), and a "language" naming a path
+    loaded any XML file of the server as a locale.  Where the adapter is
+    one of zope.publisher's own (``HEADER_LANGUAGES``) and the request
+    has no languages noted yet (``setPreferredLanguages`` notes them,
+    then calls ``setupLocale`` again), the outcome depends on the
+    header's value only: the first request with a value sets the locale
+    up and the others with that value get its languages (a list of their
+    own, noted as the stock adapter notes them) and its locale (the same
     object, as zope.i18n's locale provider gives).  Any other adapter,
-    header or state goes the stock way.
+    header or state sets the locale up every time.
     """
 
     __slots__ = ()
@@ -81,13 +99,15 @@ class RememberedLocale:
         header = self.get('HTTP_ACCEPT_LANGUAGE', '')
         if notes is None or not isinstance(header, str) or \
                 BROWSER_LANGUAGES_KEY in self.annotations:
-            super().setupLocale()
+            adapter = IUserPreferredLanguages(self, None)
+            self._locale = None if adapter is None else locale_for(
+                adapter.getPreferredLanguages())
             return
         key = (factory, header)
         known = _locales.get(key)
         if known is None:
             languages = list(factory(self).getPreferredLanguages())
-            super().setupLocale()
+            self._locale = locale_for(languages)
             remember(_locales, MAX_LOCALES, key, (languages, self._locale))
             return
         languages, self._locale = known
@@ -105,9 +125,126 @@ class RememberedLocale:
                                             str(self.URL))
 
 
+#: The most languages of a request a locale is looked for.
+MAX_LOCALE_LANGUAGES = 8
+#: A language tag (RFC 5646's letters, digits and hyphens), as
+#: zope.publisher's adapter gives it (lower case, ``_`` made ``-``): the
+#: locale's file name is made of it.
+LANGUAGE_TAG_RE = re.compile(r'[a-z0-9]{1,8}(?:-[a-z0-9]{1,8})*',
+                             re.IGNORECASE)
+
+
+def locale_for(languages):
+    """zope.publisher's choice of a locale for ``languages``: the first
+    with a locale (language, territory, variant), else the root locale.
+    Only the first ``MAX_LOCALE_LANGUAGES`` distinct language tags are
+    looked for (each costs a file lookup); other strings are skipped."""
+    tried = set()
+    for language in languages:
+        if language in tried or not LANGUAGE_TAG_RE.fullmatch(language):
+            continue
+        if len(tried) >= MAX_LOCALE_LANGUAGES:
+            break
+        tried.add(language)
+        parts = (language.split('-') + [None, None])[:3]
+        try:
+            return locales.getLocale(*parts)
+        except LoadLocaleError:
+            pass
+    return locales.getLocale(None, None, None)
+
+
 def clear_locales():
     """Forget the remembered locales (tests)."""
     _locales.clear()
+
+
+class LinearCookies:
+    """``_parseCookies`` as zope.publisher's, in linear time: the standard
+    library's cookie parser before Python 3.11.10 costs the square of a
+    quoted value's backslashes (``zope.pipeline.cookies``)."""
+
+    __slots__ = ()
+
+    def _parseCookies(self, text, result=None):
+        return parse_cookies(text, result)
+
+
+#: The most charsets of ``Accept-Charset`` a form is decoded with.
+MAX_CHARSETS = 8
+#: The most distinct charset names looked up among the codecs.
+MAX_CHARSET_LOOKUPS = 2 * MAX_CHARSETS
+
+
+class BoundedCharsets:
+    """``_decode`` as zope.publisher's, with a few known charsets only.
+
+    zope.publisher's ``BrowserRequest._decode`` tries every charset the
+    client listed in ``Accept-Charset`` (repeats included) on every form
+    value that is not text yet: the work is the number of values times
+    the length of the header.  Here the charsets zope.publisher chose
+    (its ``IUserPreferredCharsets`` adapter, in its order of preference)
+    are cut down before the first value is decoded: each name once, only
+    the text encodings Python knows (``known_charsets``), the first
+    ``MAX_CHARSETS`` of them; UTF-8 when none is left, as zope.publisher
+    decodes when the client lists none.
+    """
+
+    __slots__ = ()
+
+    def _decode(self, text):
+        if self.charsets is None:
+            super()._decode('')  # zope.publisher sets self.charsets
+            self.charsets = known_charsets(self.charsets) or ['utf-8']
+        return super()._decode(text)
+
+
+def known_charsets(names):
+    """The first ``MAX_CHARSETS`` distinct text encodings among
+    ``names``, in their order; at most ``MAX_CHARSET_LOOKUPS`` distinct
+    names are looked up (an unknown name costs an import attempt)."""
+    known, seen = [], set()
+    for name in names:
+        if name in seen:
+            continue
+        if len(known) >= MAX_CHARSETS or len(seen) >= MAX_CHARSET_LOOKUPS:
+            break
+        seen.add(name)
+        if is_text_encoding(name):
+            known.append(name)
+    return known
+
+
+def is_text_encoding(name):
+    """Whether bytes can be decoded with the codec ``name`` (not with an
+    unknown name, nor with a bytes-to-bytes codec such as ``hex``).  A
+    byte is decoded: an empty ``bytes`` is decoded without a lookup."""
+    try:
+        b'a'.decode(name)
+    except LookupError:
+        return False
+    except UnicodeError:  # a known codec (UTF-16 needs two bytes)
+        pass
+    return True
+
+
+def read_xmlrpc_call(request, limit=0):
+    """zope.publisher's ``XMLRPCRequest.processInputs``, in linear time.
+
+    zope.publisher joins the body line by line (``lines += line``), which
+    costs the square of the number of lines.  Here the body is read once,
+    at most ``limit`` bytes (0: all of it; ``PayloadTooLarge``, a 413,
+    beyond it), and parsed as zope.publisher parses it
+    (``xmlrpc.client.loads``): the positional arguments, and the method
+    name, split at dots, as the path suffix.
+    """
+    stream = request.bodyStream
+    body = stream.read(limit + 1) if limit else stream.read()
+    if limit and len(body) > limit:
+        raise PayloadTooLarge('The XML-RPC call is larger than %d bytes.'
+                              % limit)
+    request._args, function = parse_xmlrpc(body)
+    request.setPathSuffix(function.split('.'))
 
 
 #: The most URLs remembered (the host and the names are the client's).
@@ -162,16 +299,17 @@ def remember(memo, bound, key, value):
     memo[key] = value
 
 
-class BrowserRequest(RememberedLocale, RememberedURL,
-                     publisher_browser.BrowserRequest):
-    """zope.publisher's ``BrowserRequest``, its locale and URLs remembered."""
+class BrowserRequest(RememberedLocale, RememberedURL, LinearCookies,
+                     BoundedCharsets, publisher_browser.BrowserRequest):
+    """zope.publisher's ``BrowserRequest``, its locale and URLs remembered,
+    its form decoded with a few known charsets."""
 
     # a slot of its own, as zope.publisher's classes declare (else
     # zope.interface gives the class a read-only ClassProvides)
     __slots__ = ('__provides__',)
 
 
-class HTTPRequest(RememberedLocale, RememberedURL,
+class HTTPRequest(RememberedLocale, RememberedURL, LinearCookies,
                   publisher_http.HTTPRequest):
     """zope.publisher's ``HTTPRequest``, its locale and URLs remembered."""
 
@@ -180,13 +318,17 @@ class HTTPRequest(RememberedLocale, RememberedURL,
     __slots__ = ('__provides__',)
 
 
-class XMLRPCRequest(RememberedLocale, RememberedURL,
+class XMLRPCRequest(RememberedLocale, RememberedURL, LinearCookies,
                     publisher_xmlrpc.XMLRPCRequest):
-    """zope.publisher's ``XMLRPCRequest``, its locale and URLs remembered."""
+    """zope.publisher's ``XMLRPCRequest``, its locale and URLs remembered,
+    its body read once."""
 
     # a slot of its own, as zope.publisher's classes declare (else
     # zope.interface gives the class a read-only ClassProvides)
     __slots__ = ('__provides__',)
+
+    def processInputs(self):
+        read_xmlrpc_call(self)
 
 
 #: The most default skins remembered ((request class, registry) pairs).

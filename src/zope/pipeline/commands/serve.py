@@ -319,16 +319,25 @@ def serve_waitress(application, publisher, host, port, threads, ini=''):
     return 0
 
 
+#: The largest request line and headers, together, that waitress reads
+#: (431 beyond; waitress's own default is 256 KiB): four of Apache's
+#: LimitRequestLine and LimitRequestFieldSize (8,190 bytes each), as
+#: nginx's large_client_header_buffers (4 x 8 KiB).
+MAX_REQUEST_HEAD = 4 * 8190
+
+
 def waitress_options(publisher, host, port, threads):
     """waitress.serve's options: the address, the threads, the body
-    limit of ``retry.max_body`` (waitress's own default is 1 GiB), and
-    forwarded headers left for the virtual_host stage, which believes them
-    from ``virtual_host.trusted_proxies`` only (and, from anyone else,
-    takes them as a sign that the client's own address is unknown)."""
+    limit of ``retry.max_body`` (waitress's own default is 1 GiB), the
+    head limit ``MAX_REQUEST_HEAD``, and forwarded headers left for the
+    virtual_host stage, which believes them from
+    ``virtual_host.trusted_proxies`` only (and, from anyone else, takes
+    them as a sign that the client's own address is unknown)."""
     limit = max_body(publisher)
     return {'host': host, 'port': port, 'threads': threads,
             # waitress has no "unlimited": 0 would refuse every body.
             'max_request_body_size': limit or (1 << 62),
+            'max_request_header_size': MAX_REQUEST_HEAD,
             'clear_untrusted_proxy_headers': False}
 
 

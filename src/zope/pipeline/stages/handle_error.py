@@ -72,7 +72,9 @@ from zope.security.proxy import removeSecurityProxy
 from zope.pipeline import environ as keys
 from zope.pipeline.errors import DEFAULT_RETRY_AFTER
 from zope.pipeline.errors import UNAVAILABLE_MESSAGE
+from zope.pipeline.errors import BadInput
 from zope.pipeline.errors import IPayloadTooLarge
+from zope.pipeline.errors import PayloadTooLarge
 from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import for_caller
 from zope.pipeline.errors import is_transient
@@ -180,6 +182,16 @@ def default_page(status, error, debug, exc_info, message=None):
             ''.join(traceback.format_exception(*exc_info))))
     parts.append('</body></html>')
     return ''.join(parts)
+
+
+def client_message(error):
+    """What the page of an input error says: the text of the pipeline's
+    own ``BadInput`` and ``PayloadTooLarge``, written for the client
+    (escaped: it may quote field names), else None (the status's
+    message)."""
+    if isinstance(error, (BadInput, PayloadTooLarge)):
+        return html.escape(str(error))
+    return None
 
 
 @contextlib.contextmanager
@@ -342,7 +354,8 @@ class HandleErrorStage:
                 response.setStatus(status)
                 response.setHeader('Content-Type', 'text/html;charset=utf-8')
                 response.setResult(default_page(status, error, self.debug,
-                                                exc_info))
+                                                exc_info,
+                                                client_message(error)))
             return emit(environ, response, start_response, exc_info,
                         self.filters)
 
