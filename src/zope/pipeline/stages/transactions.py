@@ -4,11 +4,16 @@ starts, so a conflict at commit can still be retried.
 The transaction is annotated as the classic publisher did: the principal
 id as user, the path as note, the request type in the extended info.
 A doomed transaction is aborted; an exception aborts and propagates.
+When the commit fails because the database cannot serve
+(``errors.is_unavailable``), the transaction package's CRITICAL record of
+a failed second phase is left out (``errors.ReportedSecondPhaseFailure``):
+the request's one 503 line says what failed.
 """
 
 from zope.interface import Interface
 
 from zope.pipeline import environ as keys
+from zope.pipeline.errors import report_second_phase_failures
 from zope.pipeline.wsgi import DeferredStart
 from zope.pipeline.wsgi import close_iterable
 
@@ -60,6 +65,7 @@ class TransactionStage:
                 manager.abort()
             else:
                 annotate(txn, environ)
+                report_second_phase_failures(txn)
                 manager.commit()
         except BaseException:
             close_iterable(result)
