@@ -100,6 +100,7 @@ args = (sys.stderr,)
 formatter = plain
 
 [formatter_plain]
+class = zope.pipeline.logtext.Formatter
 format = %%(levelname)s [%%(name)s] pid %%(process)d: %%(message)s
 '''
 
