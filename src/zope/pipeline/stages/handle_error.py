@@ -20,9 +20,10 @@ server refused or dropped the connection, or did not answer within the
 connection's read timeout, while beginning the transaction, loading an
 object or committing; or its storage is full: MySQL's 1114 or 1021,
 SQLite's 'database or disk is full', no space left for a blob file) is
-answered at once with a short 503 page saying which, and ``Retry-After``, logged in one line without a traceback, and not
-retried: nothing that needs the database (exception views, the site, the
-error reporting utility, which may all live in it) is used to render it.
+answered at once with a short 503 page saying which, and
+``Retry-After``, logged in one line without a traceback, and not retried:
+nothing that needs the database (exception views, the site, the error
+reporting utility, which may all live in it) is used to render it.
 
 With ``wsgi.handleErrors`` False in the environ (zope.testbrowser's
 ``handleErrors = False``), the exception reaches the caller instead, as
