@@ -13,6 +13,8 @@ COMMANDS = (
     'zope.pipeline.commands.serve',
     'zope.pipeline.commands.init_db',
     'zope.pipeline.commands.adduser',
+    'zope.pipeline.commands.pack',
+    'zope.pipeline.commands.check',
     'zope.pipeline.commands.bench',
 )
 
@@ -21,7 +23,8 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog='zope-pipeline',
         description='The Zope publisher as an explicit WSGI pipeline: '
-                    'inspect, serve and measure a zope.pipeline site.')
+                    'inspect, serve, maintain and measure a zope.pipeline '
+                    'site.')
     subparsers = parser.add_subparsers(dest='command', metavar='COMMAND')
     subparsers.required = True
     for dotted in COMMANDS:
