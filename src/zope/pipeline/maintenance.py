@@ -6,9 +6,10 @@ Both open the storages the ini's ``open_root.zodb_config`` describes,
 beside the servers that use them: RelStorage packs while other processes
 commit (it takes its commit lock only in short batches, and its pack lock
 so that two packs never run at once), and a check only reads, in one
-snapshot.  A pack opens the storages without the read and write timeouts
-of ``<mysql-with-timeouts>`` (``mysqltimeouts.without_timeouts``): its
-statements legitimately run longer than a request's.
+snapshot.  Both open the storages without the read and write timeouts of
+``<mysql-with-timeouts>`` (``mysqltimeouts.without_timeouts``): their
+statements (a pack's, counting the objects) legitimately run longer than
+a request's.
 """
 
 import collections
