@@ -190,3 +190,23 @@ def test_full_storage_when_the_transaction_begins_is_503_from_retry(
     assert [record.getMessage().split(':')[0] for record in caplog.records
             if record.levelno >= logging.WARNING] == \
         ['GET /folder/doc/@@whoami']
+
+
+def test_the_second_phase_filter_lets_every_other_record_through():
+    from zope.pipeline.errors import ReportedSecondPhaseFailure
+    keep = ReportedSecondPhaseFailure().filter
+
+    def record(level, message):
+        return logging.LogRecord('txn.1', level, __file__, 1, message, (),
+                                 None)
+
+    second_phase = ('A storage error occurred during the second phase of '
+                    'the two-phase commit.  Resources may be in an '
+                    'inconsistent state.')
+    assert keep(record(logging.ERROR, second_phase))
+    assert keep(record(logging.CRITICAL, 'Something else'))
+    assert keep(record(logging.CRITICAL, second_phase))  # nothing handled
+    try:
+        raise OSError(errno.ENOSPC, 'No space left on device')
+    except OSError:
+        assert not keep(record(logging.CRITICAL, second_phase))

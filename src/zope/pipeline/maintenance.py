@@ -48,16 +48,16 @@ def zodb_config_path(ini, name='main'):
 
 
 @contextlib.contextmanager
-def opened_storages(config_path, timeouts=True, read_only=False):
-    """Open every database's storage of a ZConfig file; yield a list of
+def opened_storages(config_path, read_only=False):
+    """Open every database's storage of a ZConfig file, without the
+    statement timeouts of ``<mysql-with-timeouts>``; yield a list of
     (database name, storage); close them all afterwards."""
     from zope.pipeline import compat
     from zope.pipeline.mysqltimeouts import without_timeouts
     from zope.pipeline.storage import load_database_config
     compat.apply()
     config = load_database_config(config_path)
-    if not timeouts:
-        without_timeouts(config)
+    without_timeouts(config)
     opened = []
     try:
         for database in config.database:

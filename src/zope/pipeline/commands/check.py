@@ -29,8 +29,7 @@ def run(args):
     from zope.pipeline.maintenance import zodb_config_path
     config_path = zodb_config_path(os.path.abspath(args.ini), args.name)
     problems = 0
-    with opened_storages(config_path, timeouts=False,
-                         read_only=True) as storages:
+    with opened_storages(config_path, read_only=True) as storages:
         for name, storage in storages:
             report = check(storage)
             problems += print_report(name, config_path, report)

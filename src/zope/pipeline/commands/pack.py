@@ -37,7 +37,7 @@ def run(args):
     from zope.pipeline.maintenance import pack
     from zope.pipeline.maintenance import zodb_config_path
     config_path = zodb_config_path(os.path.abspath(args.ini), args.name)
-    with opened_storages(config_path, timeouts=False) as storages:
+    with opened_storages(config_path) as storages:
         for name, storage in storages:
             before, after, took = pack(storage, args.days)
             print('Packed database %s (%s), keeping %g days of history: '
