@@ -47,12 +47,16 @@ def default_zconfig(adapter, options):
 
 
 def rewrite_zconfig(template, adapter, options):
-    """Set ``options`` in the ``<adapter>`` section of a ZConfig text.
+    """Set ``options`` in the ``<adapter>`` section of a ZConfig text
+    (``adapter``: a section type's name, or a tuple of the names it may
+    have: ``('mysql', 'mysql-with-timeouts')``).
 
     Lines of those keys are replaced (or added after the opening tag), and
     keys naming other places (sockets, cache and blob directories, cache
     servers) are dropped.
     """
+    names = (adapter,) if isinstance(adapter, str) else tuple(adapter)
+    tag = r'\s*<(?:%s)(\s[^>]*)?>\s*$' % '|'.join(map(re.escape, names))
     lines = []
     pending = dict(options)
     for line in template.splitlines():
@@ -60,20 +64,21 @@ def rewrite_zconfig(template, adapter, options):
         if key in _DROPPED or key in options:
             continue
         lines.append(line)
-        if re.match(r'\s*<%s(\s[^>]*)?>\s*$' % re.escape(adapter), line):
+        if re.match(tag, line):
             indent = re.match(r'\s*', line).group(0) + '  '
             lines.extend('%s%s %s' % (indent, name, value)
                          for name, value in pending.items())
             pending = {}
     if pending:
         raise ValueError('The ZConfig template has no <%s> section.'
-                         % adapter)
+                         % names[0])
     return '\n'.join(lines) + '\n'
 
 
 def zconfig(adapter, options, template_path=None):
     if template_path is None:
-        return default_zconfig(adapter, options)
+        return default_zconfig(
+            adapter if isinstance(adapter, str) else adapter[0], options)
     with open(template_path) as template:
         return rewrite_zconfig(template.read(), adapter, options)
 
@@ -150,7 +155,9 @@ class MysqlStorage:
         options = {'db': self.database, 'user': self.user,
                    'passwd': self.password, 'host': MYSQL_HOST,
                    'port': MYSQL_PORT}
-        text = zconfig('mysql', options, self.template)
+        # etc/zodb-mysql.conf's section: RelStorage's <mysql> with timeouts
+        text = zconfig(('mysql', 'mysql-with-timeouts'), options,
+                       self.template)
         return workspace.write('zodb-%s.conf' % label, text)
 
     def teardown(self):

@@ -13,9 +13,15 @@ always kills it and removes the directory.
         ...
         server.stop()
         server.start()      # returns once it accepts connections
+
+``PrivateMariaDB(options=[...])`` adds server options;
+``PrivateMariaDB(datadir_size='64m')`` puts the data directory on a tmpfs
+of that size, mounted for the server and unmounted afterwards (root only,
+see ``can_mount_tmpfs``): a disk that really fills up.
 """
 
 import contextlib
+import errno
 import getpass
 import os
 import shutil
@@ -47,6 +53,12 @@ OPTIONS = (
 )
 
 
+def can_mount_tmpfs():
+    """Whether a private server can have its data directory on a tmpfs
+    (``datadir_size``): root, with mount."""
+    return os.geteuid() == 0 and shutil.which('mount') is not None
+
+
 def have_private_mariadb():
     return bool(INSTALL_DB and SERVER)
 
@@ -59,8 +71,13 @@ def need_private_mariadb():
 class PrivateMariaDB:
     """One private MariaDB server in a temporary directory."""
 
-    def __init__(self, port=None):
+    def __init__(self, port=None, options=(), datadir_size=None):
         self.port = port or support.free_port()
+        #: Server options beyond OPTIONS (install and start).
+        self.options = tuple(options)
+        #: The size of the tmpfs holding the data directory, or None.
+        self.datadir_size = datadir_size
+        self.mounted = False
         self.directory = None
         self.process = None
         self.user = getpass.getuser()
@@ -92,6 +109,8 @@ class PrivateMariaDB:
         self.directory = tempfile.mkdtemp(prefix='zope-pipeline-mariadb-',
                                           dir='/tmp')
         try:
+            if self.datadir_size:
+                self.mount_datadir()
             self.install()
             self.start()
         except BaseException:
@@ -102,11 +121,34 @@ class PrivateMariaDB:
     def __exit__(self, *exc_info):
         self.destroy()
 
+    def mount_datadir(self):
+        os.mkdir(self.datadir, 0o700)
+        subprocess.run(['mount', '-t', 'tmpfs', '-o',
+                        'size=%s,mode=0700' % self.datadir_size, 'tmpfs',
+                        self.datadir], check=True, capture_output=True,
+                       timeout=30)
+        self.mounted = True
+        shutil.chown(self.datadir, self.user)
+
+    def fill_datadir(self, name='filler'):
+        """Write a file in the data directory until its file system is
+        full; return its path (removing it frees the space)."""
+        path = os.path.join(self.datadir, name)
+        block = b'\0' * (1 << 16)
+        with open(path, 'ab', buffering=0) as stream:
+            try:
+                while True:
+                    stream.write(block)
+            except OSError as error:
+                if error.errno != errno.ENOSPC:
+                    raise
+        return path
+
     def install(self, timeout=60):
         result = subprocess.run(
             [INSTALL_DB, '--no-defaults', '--datadir=' + self.datadir,
              '--auth-root-authentication-method=normal', '--skip-test-db',
-             '--user=' + self.user] + list(OPTIONS),
+             '--user=' + self.user] + self.server_options(),
             capture_output=True, text=True, timeout=timeout,
             stdin=subprocess.DEVNULL)
         if result.returncode != 0:
@@ -119,7 +161,10 @@ class PrivateMariaDB:
                 '--bind-address=127.0.0.1',
                 '--pid-file=' + os.path.join(self.directory, 'mariadbd.pid'),
                 '--log-error=' + self.log_path,
-                '--user=' + self.user] + list(OPTIONS)
+                '--user=' + self.user] + self.server_options()
+
+    def server_options(self):
+        return list(OPTIONS) + list(self.options)
 
     def start(self, timeout=60):
         """Start the server; return once it accepts connections on its
@@ -171,6 +216,10 @@ class PrivateMariaDB:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait(10)
+        if self.mounted:
+            subprocess.run(['umount', self.datadir], capture_output=True,
+                           timeout=30)
+            self.mounted = False
         if self.directory is not None:
             shutil.rmtree(self.directory, ignore_errors=True)
             self.directory = None

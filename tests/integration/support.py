@@ -49,13 +49,15 @@ SQLITE_ZCONFIG = '''\
 
 MYSQL_ZCONFIG = '''\
 %%import relstorage
+%%import zope.pipeline
 <zodb main>
   pool-size 8
   <relstorage>
     keep-history false
     cache-local-mb 16
     cache-local-dir %(var)s/relstorage-cache
-    <mysql>
+    commit-lock-timeout 1
+    <mysql-with-timeouts>
       driver MySQLdb
       host 127.0.0.1
       port %(port)d
@@ -63,7 +65,9 @@ MYSQL_ZCONFIG = '''\
       user %(db)s
       read_default_file %(option_file)s
       connect_timeout 2
-    </mysql>
+      read_timeout 3
+      write_timeout 3
+    </mysql-with-timeouts>
   </relstorage>
 </zodb>
 '''
@@ -100,6 +104,7 @@ args = (sys.stderr,)
 formatter = plain
 
 [formatter_plain]
+class = zope.pipeline.logtext.Formatter
 format = %%(levelname)s [%%(name)s] pid %%(process)d: %%(message)s
 '''
 
@@ -204,8 +209,8 @@ def mysql_database():
 
 def mysql_site(directory, database, settings=None, port=3306,
                site_zcml=SITE_ZCML):
-    """A site on the MySQL server at 127.0.0.1:``port`` (``connect_timeout``
-    as in etc/zodb-mysql.conf); the password in the MySQL option file its
+    """A site on the MySQL server at 127.0.0.1:``port`` (timeouts as in
+    etc/zodb-mysql.conf); the password in the MySQL option file its
     ``read_default_file`` names (``site.option_file``), as `zope-pipeline
     init-db` writes it."""
     from zope.pipeline.commands.init_db import write_option_file

@@ -96,3 +96,94 @@ def test_logger_for_escapes_the_traceback_and_keeps_exc_info(caplog):
     record = caplog.records[-1]
     assert record.exc_info[0] is ValueError
     assert caplog.text.splitlines()[-1] == 'ValueError: x\\x0aFORGED line'
+
+
+# -- Formatter: the storage layers' records on one line
+
+def formatted(name, message, *args, exc_info=None, stack_info=None,
+              fmt='%(levelname)s [%(name)s] %(message)s'):
+    import logging
+
+    from zope.pipeline.logtext import Formatter
+    record = logging.LogRecord(name, logging.WARNING, __file__, 1, message,
+                               args, exc_info)
+    record.stack_info = stack_info
+    return Formatter(fmt).format(record)
+
+
+def lost_connection_raised_as_lock_error():
+    """exc_info of an error raised from another, as RelStorage raises its
+    commit lock errors."""
+    try:
+        try:
+            raise OSError(2013, 'Lost connection\nto server')
+        except OSError as lost:
+            raise RuntimeError('Acquiring a lock failed') from lost
+    except RuntimeError:
+        return sys.exc_info()
+
+
+def test_relstorage_traceback_is_summed_up_on_one_line():
+    text = formatted('relstorage.adapters.connections',
+                     'Disconnected (%s); attempting reconnect', 'x',
+                     exc_info=lost_connection_raised_as_lock_error())
+    assert '\n' not in text
+    first, cause, which_caused, error = text.split(' | ')
+    assert first == ('WARNING [relstorage.adapters.connections] '
+                     'Disconnected (x); attempting reconnect')
+    assert cause.startswith("OSError: [Errno 2013] Lost connection\\x0ato "
+                            "server (at ")
+    assert 'unit/test_logtext.py:' in cause
+    assert cause.endswith(' in lost_connection_raised_as_lock_error)')
+    assert which_caused == 'which caused'
+    assert error.startswith('RuntimeError: Acquiring a lock failed (at ')
+
+
+def test_an_error_raised_while_handling_another_says_so():
+    try:
+        try:
+            raise KeyError('first')
+        except KeyError:
+            raise ValueError('second') from None
+    except ValueError:
+        suppressed = sys.exc_info()
+    try:
+        try:
+            raise KeyError('first')
+        except KeyError:
+            raise ValueError('second')  # noqa: B904 - the context is shown
+    except ValueError:
+        during = sys.exc_info()
+    assert formatted('txn.1', 'x', exc_info=suppressed).count(' | ') == 1
+    assert ' | during which | ValueError: second' in formatted(
+        'txn.1', 'x', exc_info=during)
+
+
+def test_every_storage_layer_is_on_one_line_and_its_message_escaped():
+    for name in ('relstorage', 'ZODB.Connection', 'txn.140069154309824',
+                 'transaction'):
+        assert formatted(name, 'a\nb') == 'WARNING [%s] a\\x0ab' % name
+
+
+def test_other_loggers_keep_their_traceback_lines():
+    text = formatted('zope.pipeline.error', 'GET / failed',
+                     exc_info=lost_connection_raised_as_lock_error())
+    assert text.startswith('WARNING [zope.pipeline.error] GET / failed\n'
+                           'Traceback (most recent call last):')
+    assert formatted('relstorageish', 'a\nb') == \
+        'WARNING [relstorageish] a\nb'
+
+
+def test_time_and_stack_of_a_one_line_record():
+    text = formatted('relstorage', 'm', stack_info='Stack:\n  File "x"',
+                     fmt='%(asctime)s %(message)s')
+    assert text.endswith(' m | stack: Stack:\\x0a  File "x"')
+    assert text[:4].isdigit()
+
+
+def test_paths_are_relative_to_their_sys_path_entry(monkeypatch):
+    from zope.pipeline.logtext import short_path
+    monkeypatch.setattr(sys, 'path', ['', '/a', '/a/site-packages/'])
+    assert short_path('/a/site-packages/relstorage/x.py') == 'relstorage/x.py'
+    assert short_path('/a/b.py') == 'b.py'
+    assert short_path('/elsewhere/c.py') == '/elsewhere/c.py'

@@ -23,6 +23,8 @@ COMMANDS = (
     'zope.pipeline.commands.run',
     'zope.pipeline.commands.init_db',
     'zope.pipeline.commands.adduser',
+    'zope.pipeline.commands.pack',
+    'zope.pipeline.commands.check',
 )
 
 #: The width descriptions are filled to (argparse's own default width).
@@ -47,7 +49,7 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog='zope-pipeline',
         description='The Zope publisher as an explicit WSGI pipeline: '
-                    'create, inspect, serve and script a zope.pipeline '
+                    'create, inspect, serve, maintain and script a zope.pipeline '
                     'site.')
     parser.add_argument('--version', action='version',
                         version='%(prog)s ' + version(),

@@ -85,10 +85,12 @@ def database_passwords(mysql_section):
 
 
 def mysql_section_of(database_section):
-    """The ``<mysql>`` section of a parsed ZConfig database, or None."""
+    """The ``<mysql>`` (or ``<mysql-with-timeouts>``) section of a parsed
+    ZConfig database, or None."""
+    from zope.pipeline.mysqltimeouts import is_mysql_adapter
     storage = getattr(database_section.config.storage, 'config', None)
     adapter = getattr(storage, 'adapter', None)
-    if type(adapter).__name__ != 'MySQLAdapterFactory':
+    if not is_mysql_adapter(adapter):
         return None
     return adapter.config
 

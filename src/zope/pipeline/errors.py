@@ -1,5 +1,11 @@
 """Exceptions the stages raise, which errors are worth a retry, and which
-say that the database cannot be reached."""
+say that the database cannot serve for now (unreachable, or its
+storage full)."""
+
+import errno
+import logging
+import sqlite3
+import sys
 
 from transaction.interfaces import TransientError
 from zope.interface import implementer
@@ -68,29 +74,74 @@ else:
 CAUSES_LOOKED_AT = 5
 
 
-def is_unavailable(error):
-    """Return whether ``error`` says the database cannot be reached: the
-    MySQL server refused or dropped the connection (mysqlclient's
-    ``OperationalError`` with one of ``UNREACHABLE_CODES``, or its
-    ``InterfaceError``, raised for a connection that is already closed),
-    or ``error`` was raised from such an error (``raise ... from``, as
-    RelStorage's commit lock errors are).
-
-    Such an error is not transient (a new attempt at once finds the server
-    still gone, and a commit cut off by it may have reached the server, so
-    it must not be repeated): it is answered 503 with Retry-After.
-    RelStorage reconnects by itself at the next transaction once the
-    server is back.
-    """
+def causes(error):
+    """``error`` and the errors it was raised from (``raise ... from``), at
+    most ``CAUSES_LOOKED_AT`` of them."""
     for _ in range(CAUSES_LOOKED_AT):
         if error is None:
-            return False
-        if isinstance(error, MYSQL_CLOSED) or (
-                isinstance(error, MYSQL_OPERATIONAL) and error.args and
-                error.args[0] in UNREACHABLE_CODES):
-            return True
+            return
+        yield error
         error = error.__cause__
+
+
+def is_unreachable(error):
+    """Return whether ``error`` says the MySQL server cannot be reached:
+    it refused or dropped the connection, or did not answer within the
+    connection's read or write timeout (mysqlclient's ``OperationalError``
+    with one of ``UNREACHABLE_CODES``, or its ``InterfaceError``, raised
+    for a connection that is already closed), or ``error`` was raised from
+    such an error (``raise ... from``, as RelStorage's commit lock errors
+    are)."""
+    return any(
+        isinstance(cause, MYSQL_CLOSED) or (
+            isinstance(cause, MYSQL_OPERATIONAL) and cause.args and
+            cause.args[0] in UNREACHABLE_CODES)
+        for cause in causes(error))
+
+
+#: MySQL/MariaDB server errors that say its storage is full: 1114
+#: ER_RECORD_FILE_FULL ('The table ... is full': InnoDB found no space
+#: for a row, on a full disk or at a tablespace's maximum size) and 1021
+#: ER_DISK_FULL.
+STORAGE_FULL_CODES = frozenset((1114, 1021))
+#: OSError numbers of a full file system: no space left, quota exceeded
+#: (blob files, SQLite's files).
+STORAGE_FULL_ERRNOS = frozenset(
+    number for number in (errno.ENOSPC, getattr(errno, 'EDQUOT', None))
+    if number is not None)
+
+
+def is_storage_full(error):
+    """Return whether ``error`` (or an error it was raised from) says the
+    database's storage is full: MySQL's ``STORAGE_FULL_CODES``, SQLite's
+    ``SQLITE_FULL`` ('database or disk is full'), an ``OSError`` of
+    ``STORAGE_FULL_ERRNOS`` (blob files)."""
+    for cause in causes(error):
+        if isinstance(cause, MYSQL_OPERATIONAL) and cause.args and \
+                cause.args[0] in STORAGE_FULL_CODES:
+            return True
+        if isinstance(cause, sqlite3.Error) and getattr(
+                cause, 'sqlite_errorcode', 0) & 0xff == sqlite3.SQLITE_FULL:
+            return True
+        if isinstance(cause, OSError) and \
+                cause.errno in STORAGE_FULL_ERRNOS:
+            return True
     return False
+
+
+def is_unavailable(error):
+    """Return whether ``error`` says the database cannot serve the request
+    for now: its server cannot be reached (``is_unreachable``) or its
+    storage is full (``is_storage_full``).
+
+    Such an error is not transient (a new attempt at once finds the server
+    still gone, or the disk still full, and a commit cut off by a lost
+    connection may have reached the server, so it must not be repeated):
+    it is answered 503 with Retry-After, and logged in one line.
+    RelStorage reconnects by itself at the next transaction once the
+    server is back; a storage that is full refused the whole transaction.
+    """
+    return is_unreachable(error) or is_storage_full(error)
 
 
 #: Seconds in the Retry-After header of a 503 (``retry.retry_after``).
@@ -99,14 +150,65 @@ DEFAULT_RETRY_AFTER = 1
 #: What a client is told when the database cannot be reached.
 UNAVAILABLE_MESSAGE = ('The database is unavailable; please try again in a '
                        'moment.')
+#: What a client is told when the database's storage is full.
+STORAGE_FULL_MESSAGE = ('The database cannot store anything more for now '
+                        '(its storage is full); please try again later.')
+
+
+def unavailable_message(error):
+    """The text of the 503 page for an error ``is_unavailable`` accepts."""
+    if is_storage_full(error):
+        return STORAGE_FULL_MESSAGE
+    return UNAVAILABLE_MESSAGE
 
 
 def log_unavailable(logger, method, path, error):
     """Log, in one line without a traceback, that a request was answered
-    503 because the database cannot be reached."""
-    logger.error('%s %s: the database is unavailable (%s); answered 503',
+    503 because the database cannot be reached or its storage is full."""
+    logger.error('%s %s: %s (%s); answered 503',
                  client_text(method), client_text(path),
+                 'the database storage is full' if is_storage_full(error)
+                 else 'the database is unavailable',
                  describe_error(error))
+
+
+#: How the transaction package's CRITICAL record of a failed second phase
+#: of a commit begins.
+SECOND_PHASE_FAILED = 'A storage error occurred during the second phase'
+
+
+class ReportedSecondPhaseFailure(logging.Filter):
+    """Drop the transaction package's CRITICAL 'A storage error occurred
+    during the second phase of the two-phase commit.  Resources may be in
+    an inconsistent state.' when the error being handled is one that
+    ``is_unavailable`` accepts: the request is answered 503 and logged in
+    one line that names the error (``log_unavailable``).  RelStorage on
+    MySQL locks, moves the rows and commits in one procedure in its second
+    phase, so every database fault of a commit reaches that record (four
+    per request when it was retried), and the only resource is the
+    database, which refused or lost the whole transaction.  Any other
+    error keeps the record.
+
+    The record is logged while the error is being handled, in the thread
+    that commits: ``sys.exc_info()`` is that error."""
+
+    def filter(self, record):
+        if record.levelno < logging.CRITICAL or not str(
+                record.msg).startswith(SECOND_PHASE_FAILED):
+            return True
+        return not is_unavailable(sys.exc_info()[1])
+
+
+REPORTED_SECOND_PHASE_FAILURE = ReportedSecondPhaseFailure()
+
+
+def report_second_phase_failures(txn):
+    """Install ``ReportedSecondPhaseFailure`` on the logger of ``txn`` (the
+    transaction package's ``txn.<thread id>``), once per thread."""
+    logger = getattr(txn, 'log', None)
+    if logger is not None and \
+            REPORTED_SECOND_PHASE_FAILURE not in logger.filters:
+        logger.addFilter(REPORTED_SECOND_PHASE_FAILURE)
 
 
 def describe_error(error):

@@ -8,9 +8,17 @@ makes it: the server's own stack as Python prints it, and each exception's
 message (which may quote the client) escaped onto one line; loggers made
 by :func:`logger_for` do that for every record that carries ``exc_info``
 (which stays on the record for handlers that want the exception).
+
+:class:`Formatter`, the formatter the shipped inis configure, puts each
+record of the storage layers (RelStorage, ZODB, transaction) on one line,
+its traceback summed up by :func:`traceback_line`: a database fault makes
+them log a traceback per connection and attempt, which would bury the
+one line zope.pipeline logs per request.
 """
 
 import logging
+import os
+import sys
 import traceback
 
 #: Longest client text quoted in one log line; the rest is cut.
@@ -89,3 +97,68 @@ def logger_for(name):
     if ESCAPE_TRACEBACKS not in logger.filters:
         logger.addFilter(ESCAPE_TRACEBACKS)
     return logger
+
+
+#: Loggers whose records :class:`Formatter` puts on one line: the storage
+#: layers (``txn.<thread>`` is the transaction package's).
+ONE_LINE_LOGGERS = ('relstorage', 'ZODB', 'txn', 'transaction')
+
+
+def traceback_line(exc_info):
+    """Sum up ``exc_info`` in one line: for each exception of the chain,
+    as Python prints them (causes first), its frames (``file:line in
+    function``, outermost first, paths relative to the ``sys.path`` entry
+    holding them) and its message, escaped."""
+    error = traceback.TracebackException(*exc_info)
+    return ' | '.join(_chain_parts(error))
+
+
+def _chain_parts(error):
+    if error.__cause__ is not None:
+        yield from _chain_parts(error.__cause__)
+        yield 'which caused'
+    elif error.__context__ is not None and not error.__suppress_context__:
+        yield from _chain_parts(error.__context__)
+        yield 'during which'
+    frames = ' > '.join('%s:%s in %s' % (short_path(frame.filename),
+                                         frame.lineno, frame.name)
+                        for frame in error.stack)
+    message = ''.join(error.format_exception_only()).strip()
+    message = client_text(message, MAX_MESSAGE_LENGTH)
+    yield '%s (at %s)' % (message, frames) if frames else message
+
+
+def short_path(filename):
+    """``filename`` relative to the longest ``sys.path`` entry holding it
+    (``relstorage/adapters/connections.py``)."""
+    best = ''
+    for entry in sys.path:
+        if entry and filename.startswith(entry.rstrip(os.sep) + os.sep) \
+                and len(entry) > len(best):
+            best = entry
+    if not best:
+        return filename
+    return filename[len(best.rstrip(os.sep)) + 1:]
+
+
+class Formatter(logging.Formatter):
+    """``logging.Formatter`` that puts each record of ``ONE_LINE_LOGGERS``
+    on one line: its message escaped (:func:`client_text`), its traceback
+    as :func:`traceback_line` sums it up after `` | ``.  Other records
+    are formatted as usual (zope.pipeline's own tracebacks of a 500 keep
+    every line).  In an ini: ``[formatter_plain]``, ``class =
+    zope.pipeline.logtext.Formatter``."""
+
+    def format(self, record):
+        if record.name.split('.', 1)[0] not in ONE_LINE_LOGGERS:
+            return super().format(record)
+        record.message = client_text(record.getMessage(), MAX_MESSAGE_LENGTH)
+        if self.usesTime():
+            record.asctime = self.formatTime(record, self.datefmt)
+        text = self.formatMessage(record)
+        if record.exc_info:
+            text += ' | ' + traceback_line(record.exc_info)
+        if record.stack_info:
+            text += ' | stack: ' + client_text(record.stack_info,
+                                               MAX_MESSAGE_LENGTH)
+        return text

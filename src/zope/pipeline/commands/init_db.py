@@ -255,13 +255,14 @@ def zodb_config_of(ini, name='main'):
 def mysql_target(config_path):
     """db, user, passwd, host, port and unix_socket of the ``<mysql>``
     section of a ZConfig database file."""
+    from zope.pipeline.mysqltimeouts import is_mysql_adapter
     from zope.pipeline.storage import load_database_config
     if not os.path.exists(config_path):
         raise SystemExit('The ZODB configuration file %s does not exist.'
                          % config_path)
     storage = load_database_config(config_path).database[0].config.storage
     adapter = getattr(storage.config, 'adapter', None)
-    if type(adapter).__name__ != 'MySQLAdapterFactory':
+    if not is_mysql_adapter(adapter):
         raise SystemExit('%s does not describe RelStorage on MySQL.'
                          % config_path)
     section = adapter.config

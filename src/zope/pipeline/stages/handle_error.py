@@ -15,12 +15,15 @@ the last attempt is logged in one line that names the conflict
 (``errors.describe_error``: its oid and class).
 Transient errors pass up to retry while it has attempts left.
 
-A database that cannot be reached (``errors.is_unavailable``: the MySQL
-server refused or dropped the connection, while beginning the transaction,
-loading an object or committing) is answered at once with a short 503 page
-and ``Retry-After``, logged in one line without a traceback, and not
-retried: nothing that needs the database (exception views, the site, the
-error reporting utility, which may all live in it) is used to render it.
+A database that cannot serve (``errors.is_unavailable``: the MySQL
+server refused or dropped the connection, or did not answer within the
+connection's read timeout, while beginning the transaction, loading an
+object or committing; or its storage is full: MySQL's 1114 or 1021,
+SQLite's 'database or disk is full', no space left for a blob file) is
+answered at once with a short 503 page saying which, and
+``Retry-After``, logged in one line without a traceback, and not retried:
+nothing that needs the database (exception views, the site, the error
+reporting utility, which may all live in it) is used to render it.
 
 With ``wsgi.handleErrors`` False in the environ (zope.testbrowser's
 ``handleErrors = False``), the exception reaches the caller instead, as
@@ -71,7 +74,6 @@ from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
 from zope.pipeline.errors import DEFAULT_RETRY_AFTER
-from zope.pipeline.errors import UNAVAILABLE_MESSAGE
 from zope.pipeline.errors import BadInput
 from zope.pipeline.errors import IPayloadTooLarge
 from zope.pipeline.errors import PayloadTooLarge
@@ -80,6 +82,7 @@ from zope.pipeline.errors import for_caller
 from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
 from zope.pipeline.errors import log_unavailable
+from zope.pipeline.errors import unavailable_message
 from zope.pipeline.logtext import client_text
 from zope.pipeline.logtext import logger_for
 from zope.pipeline.responses import emit
@@ -399,7 +402,7 @@ class HandleErrorStage:
         response.setHeader('Retry-After', retry_after_of(environ))
         response.setHeader('Content-Type', 'text/html;charset=utf-8')
         response.setResult(default_page(503, error, self.debug, exc_info,
-                                        UNAVAILABLE_MESSAGE))
+                                        unavailable_message(error)))
         return emit(environ, response, start_response, exc_info,
                     self.filters)
 

@@ -10,9 +10,10 @@ reaches the client.  A retried error is logged at INFO in one line (a
 conflict with its oid and class); when no attempt is left, a transient
 error that reaches this stage is logged at ERROR and answered with 503.
 
-A database that cannot be reached (``errors.is_unavailable``) is not
-retried: the attempt's error is logged at ERROR in one line and answered
-with 503 and ``Retry-After`` at once.  handle_error answers the outages it
+A database that cannot serve (``errors.is_unavailable``: it cannot be
+reached, or its storage is full) is not retried: the attempt's error is
+logged at ERROR in one line and answered with 503 and ``Retry-After`` at
+once, with a page that says which.  handle_error answers the outages it
 sees itself; what reaches this stage failed before it, in open_root
 (opening the process's database, or a connection from it).
 """
@@ -31,11 +32,11 @@ from zope.pipeline.bodies import BodyTooLarge
 from zope.pipeline.bodies import UnreadableBody
 from zope.pipeline.bodies import read_body
 from zope.pipeline.components import notify
-from zope.pipeline.errors import UNAVAILABLE_MESSAGE
 from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
 from zope.pipeline.errors import log_unavailable
+from zope.pipeline.errors import unavailable_message
 from zope.pipeline.interfaces import IBeforeRetry
 from zope.pipeline.logtext import client_text
 from zope.pipeline.logtext import logger_for
@@ -193,5 +194,6 @@ class RetryStage:
         log_unavailable(logger, environ.get('REQUEST_METHOD'),
                         environ.get('PATH_INFO'), error)
         return plain_response(
-            start_response, '503 Service Unavailable', UNAVAILABLE_MESSAGE,
+            start_response, '503 Service Unavailable',
+            unavailable_message(error),
             [('Retry-After', str(self.retry_after))])

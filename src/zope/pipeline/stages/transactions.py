@@ -10,11 +10,17 @@ called returns, as the classic publisher committed ``transaction.get()``:
 the one begun here or, when that code committed, aborted or began a
 transaction itself (zope.pluggableauth's logout commits), the one it went
 on in (``zope.pipeline.scene.RequestTransactionManager``).
+
+When the commit fails because the database cannot serve
+(``errors.is_unavailable``), the transaction package's CRITICAL record of
+a failed second phase is left out (``errors.ReportedSecondPhaseFailure``):
+the request's one 503 line says what failed.
 """
 
 from zope.interface import Interface
 
 from zope.pipeline import environ as keys
+from zope.pipeline.errors import report_second_phase_failures
 from zope.pipeline.wsgi import DeferredStart
 from zope.pipeline.wsgi import close_iterable
 
@@ -86,4 +92,5 @@ def finish(txn, environ):
         txn.abort()
     else:
         annotate(txn, environ)
+        report_second_phase_failures(txn)
         txn.commit()
