@@ -454,3 +454,63 @@ def stored_comments(config_path):
         return figures
     finally:
         db.close()
+
+
+# -- load that times every answer
+
+
+class TimedLoad:
+    """``clients`` threads requesting ``path`` one request after the other
+    until stopped (at most ``seconds``), each answer recorded as
+    (monotonic time it completed, status or the exception's name), so the
+    longest time without any answer can be measured."""
+
+    def __init__(self, port, path=PAGE, clients=4, seconds=120,
+                 timeout=30):
+        self.port = port
+        self.path = path
+        self.clients = clients
+        self.seconds = seconds
+        self.timeout = timeout
+        self.answers = []
+        self.stop = None
+        self.pool = None
+        self.futures = []
+
+    def client(self):
+        deadline = time.monotonic() + self.seconds
+        while not self.stop.is_set() and time.monotonic() < deadline:
+            try:
+                status = request(self.port, self.path,
+                                 timeout=self.timeout)[0]
+            except OSError as error:
+                status = type(error).__name__
+            self.answers.append((time.monotonic(), status))
+
+    def __enter__(self):
+        import threading
+        self.stop = threading.Event()
+        self.pool = concurrent.futures.ThreadPoolExecutor(self.clients)
+        self.futures = [self.pool.submit(self.client)
+                        for _ in range(self.clients)]
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop.set()
+        try:
+            for future in self.futures:
+                future.result(timeout=self.seconds + self.timeout + 30)
+        finally:
+            self.pool.shutdown(wait=True)
+
+    def statuses(self):
+        return [status for when, status in self.answers]
+
+    def longest_gap(self, start, end):
+        """The longest time between ``start`` and ``end`` (monotonic)
+        without an answer: between two answers, or from ``start`` to the
+        first one, or from the last one to ``end``."""
+        times = sorted([start, end] + [when for when, status in self.answers
+                                       if start < when < end])
+        return max(later - earlier for earlier, later
+                   in zip(times, times[1:]))

@@ -181,3 +181,74 @@ def test_apachectl_graceful_under_load_answers_every_request(
     assert 'Traceback' not in log
     # New daemon processes serve afterwards.
     assert not before & after, (before, after)
+
+
+#: Clients of the timed load, and seconds of load before the restart.
+GAP_CLIENTS = 4
+BEFORE_ROLLING = 1.0
+#: Seconds of load after a touch of the script (the daemons restart
+#: after it returns, on their next requests: 1 to 6 s to load the site).
+AFTER_TOUCH = 8
+#: The longest time without any answer a restart may leave (issue 32).
+MAX_GAP = 0.5
+
+
+def timed_restart(server, restart, after=0.5):
+    """The timed load over the page, ``restart()`` once it is under way;
+    (the load, restart()'s result, the longest gap from the restart's
+    start to the end of the load, seconds restart() took)."""
+    with support.TimedLoad(server.port, clients=GAP_CLIENTS) as load:
+        time.sleep(BEFORE_ROLLING)
+        start = time.monotonic()
+        result = restart()
+        took = time.monotonic() - start
+        time.sleep(after)
+        end = time.monotonic()
+    return load, result, load.longest_gap(start, end), took
+
+
+def test_rolling_restart_under_load_keeps_answering_losing_nothing(
+        mysql_site):
+    """`zope-pipeline restart` restarts the 2 site processes (and the
+    administrative one) one at a time, each after its successor has
+    loaded the site: the page is answered throughout (no gap over 0.5 s),
+    every answer a 200.  Touching the script, the contrast, restarts both
+    at once under load: the gap it leaves is reported, not asserted."""
+    server = support.ModWsgiServer(mysql_site, processes=2, threads=1)
+    with support.running(server):
+        before = support.daemon_pids(server.port)
+        load, result, gap, took = timed_restart(server, lambda: (
+            support.zope_pipeline('restart', mysql_site.ini,
+                                  '--server-root', server.server_root,
+                                  timeout=300)))
+        after = support.daemon_pids(server.port)
+        touch_load, _, touch_gap, _ = timed_restart(
+            server, lambda: os.utime(server.script), after=AFTER_TOUCH)
+        log = server.log()
+    statuses = load.statuses()
+    lost = [status for status in statuses if status != 200]
+    touch_lost = [status for status in touch_load.statuses()
+                  if status != 200]
+    reliability_report.record(
+        'Rolling restart under load: `zope-pipeline restart` (%d clients '
+        'requesting the page, mod_wsgi 2x1 + admin 1x2, MariaDB)'
+        % GAP_CLIENTS,
+        {'answers during the restart': len(statuses),
+         'not 200': len(lost),
+         'longest time without an answer': '%.3f s' % gap,
+         'restart took': '%.1f s' % took,
+         'site processes replaced': len(before - after),
+         'contrast, touching the script: longest time without an answer':
+            '%.3f s' % touch_gap,
+         'contrast, not 200': len(touch_lost)},
+        'answering throughout, nothing lost'
+        if gap <= MAX_GAP and not lost else 'GAP %.3f s, %d lost'
+        % (gap, len(lost)))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert lost == [], lost
+    assert gap <= MAX_GAP, (gap, result.stdout)
+    assert len(before) == 2, before
+    assert not before & after, (before, after)
+    assert 'replaced by' in result.stdout
+    assert touch_lost == [], touch_lost
+    assert 'Traceback' not in log

@@ -11,6 +11,7 @@ from zope.configuration.exceptions import ConfigurationError
 COMMANDS = (
     'zope.pipeline.commands.show_pipeline',
     'zope.pipeline.commands.serve',
+    'zope.pipeline.commands.restart',
     'zope.pipeline.commands.init_db',
     'zope.pipeline.commands.adduser',
     'zope.pipeline.commands.bench',
