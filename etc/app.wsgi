@@ -24,8 +24,12 @@ ZOPE_PIPELINE_RUN_DIR
     a directory private to the daemon processes' user for their run-time
     state (default: var/run beside etc/).
 
-Touching this file restarts the daemon processes gracefully (mod_wsgi
-reloads a daemon process whose WSGI script changed).
+`zope-pipeline restart INI --pid-file /run/apache2/apache2.pid --run-dir
+var/run` restarts the daemon processes one at a time, each after its
+successor has loaded the site (a rolling restart).  Touching this file
+restarts them too (mod_wsgi reloads a daemon process whose WSGI script
+changed, on its next request), but under load all at once: the site
+answers nobody until a new one has loaded it.
 """
 
 import os

@@ -257,12 +257,14 @@ def readers_under(server, attack):
     return readers
 
 
-def slow_client_row(scenario, readers, attack, server):
+def slow_client_row(scenario, readers, attack,
+                    server='serve --mod-wsgi 2x4 + admin 1x2, MariaDB'):
+    """Record the readers' figures; (their statuses, worst latency)."""
     statuses = readers.statuses()
     worst = readers.worst_latency()
     reliability_report.record(
-        'Slow clients: %s (mod_wsgi 2x4 + admin 1x2, MariaDB, %d readers '
-        'of the page for %d s)' % (scenario, READERS, ATTACK_SECONDS),
+        'Slow clients: %s (%s, %d readers of the page for %d s)'
+        % (scenario, server, READERS, ATTACK_SECONDS),
         {'reads': len(statuses),
          'reads not 200': len([status for status in statuses
                                if status != 200]),
@@ -285,7 +287,7 @@ def test_ten_slow_request_bodies_leave_readers_answered(slow_site):
         log = server.log()
     statuses, worst = slow_client_row(
         '%d request bodies sent at 1 byte/s' % SLOW_BODY_CLIENTS, readers,
-        attack, server)
+        attack)
     assert set(statuses) == {200}, statuses
     assert worst < MAX_LATENCY, worst
     assert 'Traceback' not in log
@@ -302,7 +304,7 @@ def test_slow_headers_leave_readers_answered(slow_site):
         log = server.log()
     statuses, worst = slow_client_row(
         '%d connections sending a header line every 5 s'
-        % SLOW_HEADER_CLIENTS, readers, attack, server)
+        % SLOW_HEADER_CLIENTS, readers, attack)
     assert set(statuses) == {200}, statuses
     assert worst < MAX_LATENCY, worst
     assert 'Traceback' not in log

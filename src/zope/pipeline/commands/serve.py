@@ -12,9 +12,12 @@ passwords are refused on an address other than loopback
 (zope.pipeline.credentials).  Both servers refuse request bodies over
 ``retry.max_body``, and mod_wsgi-express refuses TRACE.
 
-The generated script (``<server root>/application.wsgi``) is also the
-restart switch: touching it restarts the daemon processes gracefully,
-losing no request; ``<server root>/apachectl graceful`` restarts Apache,
+`zope-pipeline restart INI` restarts the daemon processes one at a time
+(zope.pipeline.commands.restart).  Touching the generated script
+(``<server root>/application.wsgi``) restarts them too, losing no
+request, but all at once under load (each on its next request), so the
+site answers nobody while they load it; ``<server root>/apachectl
+graceful`` restarts Apache,
 which stops every daemon process at once and may answer a few requests
 with 502/503 (see etc/apache/zope-pipeline.conf).
 
@@ -24,6 +27,12 @@ management) run in their own daemon process group, ``zope-pipeline-admin``
 turns it off), so slow administrative requests never hold the threads the
 site needs.  Its configuration goes to ``<server root>/admin.conf``, which
 mod_wsgi-express includes.
+
+Slow clients: Apache reads a request body whole before a daemon process
+sees the request (``body_buffering()``, ``--no-buffer-bodies``), has
+``--apache-workers`` worker threads for the connections still sending
+their headers or bodies, and mod_reqtimeout cuts the slow ones (see
+zope.pipeline.modwsgi_express.client_limits).
 
 Request timeouts: a request that runs past its group's limit is
 interrupted in its thread (mod_wsgi's request-timeout with an
