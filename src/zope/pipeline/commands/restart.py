@@ -79,12 +79,16 @@ def run(args):
     run_dir = args.run_dir or run_directory(server_root)
     try:
         parent = read_pid(pid_file)
-        groups = daemon_groups(parent)
-        if not groups:
+        pids = daemon_processes(parent)
+        if not pids:
             raise RestartError('Apache (pid %d, %s) has no mod_wsgi daemon '
                                'processes.' % (parent, pid_file))
-        for name, pids in groups.items():
-            restart_group(parent, name, pids, run_dir, args.timeout)
+        for pid in pids:
+            started = time.monotonic()
+            successor = restart_process(parent, pid, run_dir, args.timeout)
+            print('Daemon process %d replaced by %d, serving after %.1f s.'
+                  % (pid, successor, time.monotonic() - started),
+                  flush=True)
     except RestartError as error:
         raise SystemExit(str(error)) from None
     return 0
@@ -123,11 +127,14 @@ def display_name(pid):
         return ''
 
 
-def daemon_groups(parent):
-    """{display name: [pids]} of the mod_wsgi daemon processes of the
-    Apache parent process ``parent`` (its children mod_wsgi named), the
-    largest group first."""
-    groups = {}
+def daemon_processes(parent):
+    """The pids of the mod_wsgi daemon processes of the Apache parent
+    process ``parent``: its children mod_wsgi named (display-name; the
+    name is cut to the length of Apache's own, so it does not tell the
+    groups apart), in the order they started.  Every group's processes
+    are restarted one at a time; a group of one process (the
+    administrative one) has its requests wait while it restarts."""
+    pids = []
     for entry in os.listdir('/proc'):
         if not entry.isdigit():
             continue
@@ -135,51 +142,37 @@ def daemon_groups(parent):
         status = process_status(pid)
         if status is None or status[0] != parent or status[1] == 'Z':
             continue
-        name = display_name(pid)
-        if name.startswith(DAEMON_PREFIX):
-            groups.setdefault(name, []).append(pid)
-    return dict(sorted(((name, sorted(pids)) for name, pids in
-                        groups.items()), key=lambda item: -len(item[1])))
+        if display_name(pid).startswith(DAEMON_PREFIX):
+            pids.append(pid)
+    return sorted(pids, key=lambda pid: (
+        readiness.process_start_time(pid) or 0, pid))
 
 
-def restart_group(parent, name, pids, run_dir, timeout):
-    if len(pids) == 1:
-        print('%s has one process: its requests wait while it restarts.'
-              % name, flush=True)
-    for pid in pids:
-        started = time.monotonic()
-        successor = restart_process(parent, name, pid, run_dir, timeout)
-        print('%s: process %d replaced by %d, serving after %.1f s'
-              % (name, pid, successor, time.monotonic() - started),
-              flush=True)
-
-
-def restart_process(parent, name, pid, run_dir, timeout):
+def restart_process(parent, pid, run_dir, timeout):
     """Restart daemon process ``pid`` gracefully and wait until its
     successor serves; return the successor's pid."""
-    before = set(daemon_groups(parent).get(name, ()))
+    before = set(daemon_processes(parent))
     os.kill(pid, signal.SIGUSR1)
     wait_for(lambda: not alive(pid), timeout,
-             'process %d of %s did not end within %s s (graceful-timeout '
-             'and shutdown-timeout of its group?)' % (pid, name, timeout))
+             'daemon process %d did not end within %s s (graceful-timeout '
+             'and shutdown-timeout of its group?)' % (pid, timeout))
     readiness.forget(run_dir, pid)
     successor = wait_for(
-        lambda: min(set(daemon_groups(parent).get(name, ())) - before,
-                    default=None),
-        timeout, 'Apache started no process for %s within %s s after %d '
-        'ended' % (name, timeout, pid))
+        lambda: min(set(daemon_processes(parent)) - before, default=None),
+        timeout, 'Apache started no daemon process within %s s after %d '
+        'ended' % (timeout, pid))
     state = wait_for(
         lambda: readiness.loaded_state(run_dir, successor), timeout,
-        'process %d of %s did not load the site within %s s (no readiness '
-        'marker in %s: is that the run directory of its server?)'
-        % (successor, name, timeout, os.path.join(
+        'daemon process %d did not load the site within %s s (no '
+        'readiness marker in %s: is that the run directory of its server?)'
+        % (successor, timeout, os.path.join(
             run_dir, readiness.READY_DIRECTORY)))
     if state != readiness.SERVING:
         raise RestartError(
-            'Process %d of %s cannot serve (%s): the restart stops here, '
+            'Daemon process %d cannot serve (%s): the restart stops here, '
             'and the processes not restarted yet keep serving.  Its error '
             'log says why; fix it and run restart again.'
-            % (successor, name, state))
+            % (successor, state))
     return successor
 
 
