@@ -15,6 +15,8 @@ Figures go to docs/reliability.md.
 
 import concurrent.futures
 import http.client
+import os
+import re
 import threading
 import time
 
@@ -346,6 +348,18 @@ def test_a_request_apache_read_the_body_of_looks_like_one_served_directly(
         forged_status, forged = echo(server.port, 'POST', body=b'a=2',
                                      headers=forged_headers)
         forged_get = echo(server.port, 'GET', headers=forged_headers)[1]
+        # A client cannot claim TLS; the proxy can, to the daemons'
+        # listener (the loopback port of body-buffering.conf).
+        claimed = echo(server.port, 'POST', body=b'a=3',
+                       headers={'X-Zope-Pipeline-Https': 'on'})[1]
+        with open(os.path.join(server.server_root,
+                               'body-buffering.conf')) as stream:
+            inner = int(re.search(r'<VirtualHost 127\.0\.0\.1:(\d+)>',
+                                  stream.read()).group(1))
+        over_tls = echo(inner, 'POST', body=b'a=4', source='127.0.0.1',
+                        headers={'X-Zope-Pipeline-Https': 'on',
+                                 'X-Zope-Pipeline-Client-Address':
+                                     '127.0.0.3'})[1]
         log = server.log()
     assert (get_status, post_status, forged_status) == (200, 200, 200)
     assert proxied.pop('body') == "12 b'a=1&b=%C3%A9'"
@@ -369,4 +383,8 @@ def test_a_request_apache_read_the_body_of_looks_like_one_served_directly(
     assert forged == forged_get, (forged, forged_get)
     assert forged['REMOTE_ADDR'] == '127.0.0.2'
     assert forged['HTTP_X_ZOPE_PIPELINE_CLIENT_ADDRESS'] == '-'
+    assert claimed['wsgi.url_scheme'] == 'http'
+    assert claimed['url'].startswith('http://')
+    assert over_tls['wsgi.url_scheme'] == 'https'
+    assert over_tls['REMOTE_ADDR'] == '127.0.0.3'
     assert 'Traceback' not in log

@@ -128,6 +128,10 @@ Listen %(listen)s
     ProxyPreserveHost On
     ProxyAddHeaders Off
     RequestHeader set %(header)s "expr=%%{REMOTE_ADDR}" env=buffered
+    # Served over TLS, the daemons' listener is told so (wsgi.url_scheme).
+    RequestHeader unset X-Zope-Pipeline-Https early
+    RequestHeader set X-Zope-Pipeline-Https on \\
+        "expr=%%{HTTPS} == 'on' && reqenv('buffered') == '1'"
 </VirtualHost>
 
 # The daemons' listener: the client's address from the proxy, believed
@@ -135,6 +139,10 @@ Listen %(listen)s
 <VirtualHost %(inner_host)s:%(inner_port)d>
     RemoteIPHeader %(header)s
     RemoteIPInternalProxy 127.0.0.1
+    RewriteEngine On
+    RewriteCond %%{HTTP:X-Zope-Pipeline-Https} =on
+    RewriteRule ^ - [E=HTTPS:on]
+    RequestHeader unset X-Zope-Pipeline-Https
 </VirtualHost>
 """
 
