@@ -196,11 +196,11 @@ AFTER_TOUCH = 8
 MAX_GAP = 0.5
 
 
-def timed_restart(server, restart, after=0.5):
+def timed_restart(server, restart, after=0.5, clients=GAP_CLIENTS):
     """The timed load over the page, ``restart()`` once it is under way;
     (the load, restart()'s result, the longest gap from the restart's
     start to the end of the load, seconds restart() took)."""
-    with support.TimedLoad(server.port, clients=GAP_CLIENTS) as load:
+    with support.TimedLoad(server.port, clients=clients) as load:
         time.sleep(BEFORE_ROLLING)
         start = time.monotonic()
         result = restart()
@@ -210,23 +210,26 @@ def timed_restart(server, restart, after=0.5):
     return load, result, load.longest_gap(start, end), took
 
 
+@pytest.mark.parametrize('threads, clients', [(1, GAP_CLIENTS), (4, 8)])
 def test_rolling_restart_under_load_keeps_answering_losing_nothing(
-        mysql_site):
+        mysql_site, threads, clients):
     """`zope-pipeline restart` restarts the 2 site processes (and the
     administrative one) one at a time, each after its successor has
     loaded the site: the page is answered throughout (no gap over 0.5 s),
-    every answer a 200.  Touching the script, the contrast, restarts both
-    at once under load: the gap it leaves is reported, not asserted."""
-    server = support.ModWsgiServer(mysql_site, processes=2, threads=1)
+    every answer a 200; with 1 thread per process and with the shipped
+    inis' 4.  Touching the script, the contrast, restarts both at once
+    under load: the gap it leaves is reported, not asserted."""
+    server = support.ModWsgiServer(mysql_site, processes=2, threads=threads)
     with support.running(server):
         before = support.daemon_pids(server.port)
         load, result, gap, took = timed_restart(server, lambda: (
             support.zope_pipeline('restart', mysql_site.ini,
                                   '--server-root', server.server_root,
-                                  timeout=300)))
+                                  timeout=300)), clients=clients)
         after = support.daemon_pids(server.port)
         touch_load, _, touch_gap, _ = timed_restart(
-            server, lambda: os.utime(server.script), after=AFTER_TOUCH)
+            server, lambda: os.utime(server.script), after=AFTER_TOUCH,
+            clients=clients)
         log = server.log()
     statuses = load.statuses()
     lost = [status for status in statuses if status != 200]
@@ -234,8 +237,8 @@ def test_rolling_restart_under_load_keeps_answering_losing_nothing(
                   if status != 200]
     reliability_report.record(
         'Rolling restart under load: `zope-pipeline restart` (%d clients '
-        'requesting the page, mod_wsgi 2x1 + admin 1x2, MariaDB)'
-        % GAP_CLIENTS,
+        'requesting the page, mod_wsgi 2x%d + admin 1x2, MariaDB)'
+        % (clients, threads),
         {'answers during the restart': len(statuses),
          'not 200': len(lost),
          'longest time without an answer': '%.3f s' % gap,
