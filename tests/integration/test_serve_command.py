@@ -530,3 +530,14 @@ def test_waitress_serves_after_opening_the_database(
     assert 'http://127.0.0.2:8125/ (waitress' in capsys.readouterr().out
     with pytest.raises(SystemExit):
         serve.exit_on_signal(signal.SIGTERM, None)
+
+
+def test_the_daemons_group_keeps_mod_wsgi_express_name_for_no_host(
+        site_dir):
+    import argparse
+    host, port, options = serve.body_buffering(
+        argparse.Namespace(buffer_bodies=True), site_dir, '', 8128)
+    assert host == '127.0.0.1' and port != 8128
+    assert '--process-group=localhost:8128' in options
+    with open(os.path.join(site_dir, 'body-buffering.conf')) as stream:
+        assert 'Listen 8128\n' in stream.read()

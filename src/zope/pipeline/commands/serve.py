@@ -385,8 +385,10 @@ def body_buffering(args, server_root, host, port):
         return host, port, []
     inner_port = free_loopback_port()
     conf = write_body_buffering_conf(server_root, host, port, inner_port)
+    # mod_wsgi-express's own name: 'localhost' for an empty host.
     return BUFFERED_HOST, inner_port, [
-        '--process-group=%s:%d' % (host, port), '--include-file=' + conf]
+        '--process-group=%s:%d' % (host or 'localhost', port),
+        '--include-file=' + conf]
 
 
 def exec_command(command):
