@@ -274,6 +274,18 @@ def daemon_pids(port, path=PAGE, wanted=2, seconds=30, clients=4):
             time.sleep(0.05)
 
 
+def replaced_pids(port, before, wanted=2, seconds=90):
+    """The daemon processes answering the page once none of ``before``
+    does (a rolling restart replaces them one after the other), or after
+    ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        pids = daemon_pids(port, wanted=wanted)
+        if not pids & set(before) or time.monotonic() > deadline:
+            return pids
+        time.sleep(0.5)
+
+
 def item_titles(html):
     return re.findall(r'<li><a href="[^"]*/item-\d+">([^<]*)</a></li>', html)
 

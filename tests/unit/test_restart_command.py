@@ -11,9 +11,9 @@ import threading
 import pytest
 
 from zope.pipeline import readiness
+from zope.pipeline import rolling
 from zope.pipeline import startup
 from zope.pipeline.cli import main as zope_pipeline
-from zope.pipeline.commands import restart
 from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
 
 
@@ -106,12 +106,12 @@ def test_each_daemon_process_is_replaced_one_at_a_time(
         server, apache, capsys):
     fake = apache({'(wsgi:site)': 2, '(wsgi:admin)': 1})
     before = [process.pid for process in fake.processes]
-    assert restart.daemon_processes(os.getpid()) == before
+    assert rolling.daemon_processes(os.getpid()) == before
     assert restart_command(server, '--timeout', '20') == 0
     out = capsys.readouterr().out
     # In the order they started, each after its predecessor's successor.
     assert [int(line.split()[2]) for line in out.splitlines()] == before
-    after = restart.daemon_processes(os.getpid())
+    after = rolling.daemon_processes(os.getpid())
     assert len(after) == 3
     assert not set(before) & set(after)
     # The predecessors' markers are gone, the successors' say serving.
@@ -129,7 +129,7 @@ def test_a_successor_that_cannot_serve_stops_the_restart(server, apache):
                                          r'the restart stops here'):
         restart_command(server, '--timeout', '20')
     # The second process was not asked to restart.
-    left = restart.daemon_processes(os.getpid())
+    left = rolling.daemon_processes(os.getpid())
     assert second in left
     assert first not in left
 
@@ -151,7 +151,7 @@ def test_no_successor_is_named(server, apache):
 
 def test_a_process_that_does_not_end_is_named(server, apache, monkeypatch):
     apache({'(wsgi:site)': 1})
-    monkeypatch.setattr(restart.os, 'kill', lambda pid, signum: None)
+    monkeypatch.setattr(rolling.os, 'kill', lambda pid, signum: None)
     with pytest.raises(SystemExit, match='did not end within 0.2 s'):
         restart_command(server, '--timeout', '0.2')
 
@@ -238,3 +238,80 @@ def test_a_marker_that_cannot_be_written_is_logged(tmp_path, caplog):
     assert readiness.mark_loaded(object(), str(blocked)) is None
     assert 'Cannot write the readiness marker' in caplog.text
 
+
+
+# -- a touch of the WSGI script: zope.pipeline.rolling
+
+
+def test_a_roll_restarts_the_older_processes_then_its_own(server, apache):
+    fake = apache({'(wsgi:site)': 3})
+    me, first, second = [process.pid for process in fake.processes]
+    restarted = rolling.roll(server['run'], 1.0, pid=me,
+                             parent=os.getpid(), timeout=20)
+    assert restarted == [first, second, me]
+    # "me" ends on its SIGUSR1 and is replaced too.
+    rolling.wait_for(lambda: me not in rolling.daemon_processes(os.getpid())
+                     and len(rolling.daemon_processes(os.getpid())) == 3,
+                     10, 'no successor of %d' % me)
+    left = rolling.daemon_processes(os.getpid())
+    assert first not in left and second not in left
+    assert len(rolling._locks) == 1    # held until this process ends
+    rolling._locks.pop().close()
+
+
+def test_a_roll_that_failed_is_not_tried_again_for_the_same_touch(
+        server, apache, caplog):
+    fake = apache({'(wsgi:site)': 3},
+                  successor_state=readiness.UNAVAILABLE)
+    me, first, second = [process.pid for process in fake.processes]
+    assert rolling.roll(server['run'], 1.0, pid=me, parent=os.getpid(),
+                        timeout=20) == []
+    assert 'Rolling restart stopped' in caplog.text
+    # Another process noticing the same touch does nothing.
+    assert rolling.roll(server['run'], 1.0, pid=second,
+                        parent=os.getpid(), timeout=20) == []
+    assert second in rolling.daemon_processes(os.getpid())
+    assert me in rolling.daemon_processes(os.getpid())
+
+
+class Rolled(Exception):
+    pass
+
+
+def test_the_watcher_rolls_when_the_script_changes(tmp_path, monkeypatch):
+    script = tmp_path / 'app.wsgi'
+    script.write_text('')
+    rolls = []
+
+    def roll(run_dir, touched):
+        rolls.append((run_dir, touched))
+        raise Rolled
+    monkeypatch.setattr(rolling, 'roll', roll)
+    baseline = rolling.modification_time(str(script))
+    os.utime(script, (1, 1))
+    with pytest.raises(Rolled):
+        rolling.watch(str(script), baseline, 'run', interval=0.01)
+    assert rolls == [('run', 1.0)]
+    assert rolling.modification_time(str(tmp_path / 'none')) is None
+    assert rolling.read_text(str(tmp_path / 'none')) is None
+
+
+def test_the_watcher_runs_only_in_a_mod_wsgi_daemon(tmp_path, monkeypatch):
+    import sys
+    import types
+    script = tmp_path / 'app.wsgi'
+    script.write_text('')
+    monkeypatch.setitem(sys.modules, 'mod_wsgi', None)
+    assert rolling.watch_script(str(script), str(tmp_path)) is None
+    monkeypatch.delenv(RUN_DIR_VARIABLE, raising=False)
+    module = types.ModuleType('mod_wsgi')
+    module.request_metrics = lambda: {}
+    monkeypatch.setitem(sys.modules, 'mod_wsgi', module)
+    assert rolling.watch_script(str(script)) is None
+    watched = []
+    monkeypatch.setattr(rolling, 'watch', lambda *args: watched.append(
+        args))
+    thread = rolling.watch_script(str(script), str(tmp_path))
+    thread.join(10)
+    assert watched == [(str(script), rolling.modification_time(
+        str(script)), str(tmp_path), rolling.WATCH_INTERVAL)]

@@ -12,12 +12,11 @@ passwords are refused on an address other than loopback
 (zope.pipeline.credentials).  Both servers refuse request bodies over
 ``retry.max_body``, and mod_wsgi-express refuses TRACE.
 
-`zope-pipeline restart INI` restarts the daemon processes one at a time
-(zope.pipeline.commands.restart).  Touching the generated script
-(``<server root>/application.wsgi``) restarts them too, losing no
-request, but all at once under load (each on its next request), so the
-site answers nobody while they load it; ``<server root>/apachectl
-graceful`` restarts Apache,
+Touching the generated script (``<server root>/application.wsgi``), or
+`zope-pipeline restart INI`, restarts the daemon processes one at a time,
+each after its successor has loaded the site (zope.pipeline.rolling:
+mod_wsgi's own reload, every process at once under load, is off unless
+``--reload``); ``<server root>/apachectl graceful`` restarts Apache,
 which stops every daemon process at once and may answer a few requests
 with 502/503 (see etc/apache/zope-pipeline.conf).
 
@@ -365,7 +364,7 @@ def serve_mod_wsgi(args, ini, publisher, host, port, threads):
         threads=threads, server_root=server_root, user=user, group=group,
         reload=args.reload,
         extra=extra + buffering + client_limits(args.apache_workers)
-        + list(args.express_options))
+        + rolling_reload(args) + list(args.express_options))
     print('Serving on http://%s:%d/ (mod_wsgi daemon mode, %d processes x '
           '%d threads%s; server root %s)' % (host, port, args.processes,
                                              threads, admin, server_root),
@@ -389,6 +388,14 @@ def body_buffering(args, server_root, host, port):
     return BUFFERED_HOST, inner_port, [
         '--process-group=%s:%d' % (host or 'localhost', port),
         '--include-file=' + conf]
+
+
+def rolling_reload(args):
+    """mod_wsgi-express options: without ``--reload``, mod_wsgi's own
+    reload on a touch of the script (every daemon process at once under
+    load) is off; the script's watcher restarts them one at a time
+    instead (zope.pipeline.rolling)."""
+    return [] if args.reload else ['--disable-reloading']
 
 
 def exec_command(command):
