@@ -315,3 +315,45 @@ def test_the_watcher_runs_only_in_a_mod_wsgi_daemon(tmp_path, monkeypatch):
     thread.join(10)
     assert watched == [(str(script), rolling.modification_time(
         str(script)), str(tmp_path), rolling.WATCH_INTERVAL)]
+
+
+def test_a_run_directory_that_is_not_there_is_named(server, apache,
+                                                    tmp_path):
+    apache({'(wsgi:site)': 1})
+    with pytest.raises(SystemExit, match="Cannot take the rolling "
+                                         "restarts' lock in"):
+        restart_command(server, '--run-dir', str(tmp_path / 'nowhere'))
+
+
+def test_the_lock_file_belongs_to_the_run_directory_owner(server):
+    lock = rolling.take_turn(server['run'])
+    lock.close()
+    path = os.path.join(server['run'], rolling.LOCK_NAME)
+    assert os.stat(path).st_uid == os.stat(server['run']).st_uid
+    assert oct(os.stat(path).st_mode & 0o777) == '0o600'
+
+
+def test_a_roll_that_cannot_start_is_logged_and_watched_again(
+        tmp_path, monkeypatch, caplog):
+    script = tmp_path / 'app.wsgi'
+    script.write_text('')
+    attempts = []
+
+    def roll(run_dir, touched):
+        attempts.append(touched)
+        if len(attempts) == 1:
+            raise PermissionError('no lock for you')
+        raise Rolled
+    monkeypatch.setattr(rolling, 'roll', roll)
+    baseline = rolling.modification_time(str(script))
+    os.utime(script, (1, 1))
+
+    def touch_again():
+        import time
+        time.sleep(0.2)
+        os.utime(script, (2, 2))
+    threading.Thread(target=touch_again).start()
+    with pytest.raises(Rolled):
+        rolling.watch(str(script), baseline, 'run', interval=0.01)
+    assert attempts == [1.0, 2.0]
+    assert 'Rolling restart impossible: no lock for you' in caplog.text

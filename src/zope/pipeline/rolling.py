@@ -176,7 +176,10 @@ def watch(script, baseline, run_dir, interval=WATCH_INTERVAL):
         if touched == baseline:
             continue
         baseline = touched
-        roll(run_dir, touched)
+        try:
+            roll(run_dir, touched)
+        except OSError as error:
+            logger.error('Rolling restart impossible: %s', error)
 
 
 def roll(run_dir, touched, pid=None, parent=None, timeout=TIMEOUT):
@@ -187,8 +190,7 @@ def roll(run_dir, touched, pid=None, parent=None, timeout=TIMEOUT):
     pid = pid or os.getpid()
     parent = parent or os.getppid()
     noticed = boot_ticks()
-    lock = open(os.path.join(run_dir, LOCK_NAME), 'a')
-    fcntl.flock(lock, fcntl.LOCK_EX)
+    lock = take_turn(run_dir)
     failed = os.path.join(run_dir, FAILED_NAME)
     if read_text(failed) == repr(touched):
         lock.close()
@@ -213,6 +215,22 @@ def roll(run_dir, touched, pid=None, parent=None, timeout=TIMEOUT):
     _locks.append(lock)   # held until this process ends
     os.kill(pid, signal.SIGUSR1)
     return restarted + [pid]
+
+
+def take_turn(run_dir):
+    """Wait for the rolling restarts' lock in ``run_dir`` and take it;
+    return its file (closing it releases the lock).  A lock file root
+    creates (`zope-pipeline restart`) is given to the run directory's
+    owner, so the daemon processes can take it too."""
+    path = os.path.join(run_dir, LOCK_NAME)
+    descriptor = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW,
+                         0o600)
+    if os.geteuid() == 0:
+        owner = os.stat(run_dir)
+        os.fchown(descriptor, owner.st_uid, owner.st_gid)
+    lock = os.fdopen(descriptor)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    return lock
 
 
 #: The lock of this process's last roll, held until it ends.

@@ -28,6 +28,7 @@ from zope.pipeline.modwsgi_express import run_directory
 from zope.pipeline.rolling import RestartError
 from zope.pipeline.rolling import daemon_processes
 from zope.pipeline.rolling import restart_process
+from zope.pipeline.rolling import take_turn
 
 NAME = 'restart'
 HELP = ('restart the mod_wsgi daemon processes of a running server one at '
@@ -68,6 +69,9 @@ def run(args):
     run_dir = args.run_dir or run_directory(server_root)
     try:
         parent = read_pid(pid_file)
+        # One rolling restart at a time (a touch of the script starts one
+        # from within the daemon processes).
+        lock = take_turn_in(run_dir)
         pids = daemon_processes(parent)
         if not pids:
             raise RestartError('Apache (pid %d, %s) has no mod_wsgi daemon '
@@ -78,9 +82,19 @@ def run(args):
             print('Daemon process %d replaced by %d, serving after %.1f s.'
                   % (pid, successor, time.monotonic() - started),
                   flush=True)
+        lock.close()
     except RestartError as error:
         raise SystemExit(str(error)) from None
     return 0
+
+
+def take_turn_in(run_dir):
+    try:
+        return take_turn(run_dir)
+    except OSError as error:
+        raise RestartError('Cannot take the rolling restarts\' lock in %s '
+                           '(%s): is it the run directory of the server '
+                           '(--run-dir)?' % (run_dir, error)) from None
 
 
 def read_pid(pid_file):
