@@ -266,7 +266,8 @@ def test_system_apache_slow_clients_leave_readers_answered():
 def test_system_apache_rolling_restart_replaces_every_daemon_process():
     """`zope-pipeline restart` with the system Apache's pid file and the
     daemons' run directory (var/run beside etc/app.wsgi): the 4 site
-    processes and the administrative one are replaced, one at a time."""
+    processes and the administrative one are replaced, one at a time;
+    then a touch of etc/app.wsgi replaces them again."""
     with system_apache() as server:
         root = os.path.dirname(os.path.dirname(server.conf))
         before = support.daemon_pids(server.port, wanted=4)
@@ -276,8 +277,11 @@ def test_system_apache_rolling_restart_replaces_every_daemon_process():
                                        'httpd.pid'),
             '--run-dir', os.path.join(root, 'var', 'run'), timeout=300)
         after = support.daemon_pids(server.port, wanted=4)
+        os.utime(os.path.join(root, 'etc', 'app.wsgi'))
+        touched = support.replaced_pids(server.port, after, wanted=4)
         log = server.log()
     assert result.returncode == 0, result.stdout + result.stderr
+    assert len(touched) == 4 and not after & touched, (after, touched)
     assert result.stdout.count('replaced by') == 5, result.stdout
     assert len(before) == 4 and len(after) == 4, (before, after)
     assert not before & after, (before, after)
