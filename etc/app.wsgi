@@ -24,12 +24,16 @@ ZOPE_PIPELINE_RUN_DIR
     a directory private to the daemon processes' user for their run-time
     state (default: var/run beside etc/).
 
-Touching this file restarts the daemon processes gracefully (mod_wsgi
-reloads a daemon process whose WSGI script changed).
+Touching this file (or `zope-pipeline restart INI --pid-file
+/run/apache2/apache2.pid --run-dir var/run`) restarts the daemon
+processes one at a time, each after its successor has loaded the site
+(zope.pipeline.rolling; etc/apache/zope-pipeline.conf turns mod_wsgi's
+own reload, every process at once under load, off).
 """
 
 import os
 
+from zope.pipeline.rolling import watch_script
 from zope.pipeline.startup import SiteAtRoot
 from zope.pipeline.startup import load_site
 from zope.pipeline.startup import refuse
@@ -48,5 +52,6 @@ if not INI:
         % os.path.join(HERE, 'deploy-mysql.ini'))
 else:
     application = load_site(INI)
+    watch_script(__file__)
     if SITE_PATH.strip('/'):
         application = SiteAtRoot(application, SITE_PATH)

@@ -279,6 +279,18 @@ def daemon_pids(port, path=PAGE, wanted=2, seconds=30, clients=4):
             time.sleep(0.05)
 
 
+def replaced_pids(port, before, wanted=2, seconds=90):
+    """The daemon processes answering the page once none of ``before``
+    does (a rolling restart replaces them one after the other), or after
+    ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        pids = daemon_pids(port, wanted=wanted)
+        if not pids & set(before) or time.monotonic() > deadline:
+            return pids
+        time.sleep(0.5)
+
+
 def item_titles(html):
     return re.findall(r'<li><a href="[^"]*/item-\d+">([^<]*)</a></li>', html)
 
@@ -459,3 +471,160 @@ def stored_comments(config_path):
         return figures
     finally:
         db.close()
+
+
+# -- load that times every answer
+
+
+class TimedLoad:
+    """``clients`` threads requesting ``path`` one request after the other
+    until stopped (at most ``seconds``), each answer recorded as
+    (monotonic time it completed, status or the exception's name, seconds
+    it took), so the longest time without any answer, and the longest
+    wait for one, can be measured."""
+
+    def __init__(self, port, path=PAGE, clients=4, seconds=120,
+                 timeout=30):
+        self.port = port
+        self.path = path
+        self.clients = clients
+        self.seconds = seconds
+        self.timeout = timeout
+        self.answers = []
+        self.stop = None
+        self.pool = None
+        self.futures = []
+
+    def client(self):
+        deadline = time.monotonic() + self.seconds
+        while not self.stop.is_set() and time.monotonic() < deadline:
+            started = time.monotonic()
+            try:
+                status = request(self.port, self.path,
+                                 timeout=self.timeout)[0]
+            except OSError as error:
+                status = type(error).__name__
+            self.answers.append((time.monotonic(), status,
+                                 time.monotonic() - started))
+
+    def __enter__(self):
+        import threading
+        self.stop = threading.Event()
+        self.pool = concurrent.futures.ThreadPoolExecutor(self.clients)
+        self.futures = [self.pool.submit(self.client)
+                        for _ in range(self.clients)]
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop.set()
+        try:
+            for future in self.futures:
+                future.result(timeout=self.seconds + self.timeout + 30)
+        finally:
+            self.pool.shutdown(wait=True)
+
+    def statuses(self):
+        return [status for when, status, seconds in self.answers]
+
+    def worst_latency(self):
+        return max(seconds for when, status, seconds in self.answers)
+
+    def longest_gap(self, start, end):
+        """The longest time between ``start`` and ``end`` (monotonic)
+        without an answer: between two answers, or from ``start`` to the
+        first one, or from the last one to ``end``."""
+        times = sorted([start, end] + [when for when, status, seconds
+                                       in self.answers if start < when < end])
+        return max(later - earlier for earlier, later
+                   in zip(times, times[1:]))
+
+
+class SlowClients:
+    """``count`` connections that each send ``head`` and then ``trickle``
+    every ``interval`` seconds, from one thread, until stopped (at most
+    ``seconds``): slow request bodies or slow headers.  A connection the
+    server answers or closes is opened again (``reconnects``; the status
+    lines of the answers are kept in ``answers``)."""
+
+    def __init__(self, port, count, head, trickle, interval, seconds=120,
+                 address='127.0.0.1'):
+        self.port = port
+        self.count = count
+        self.head = head
+        self.trickle = trickle
+        self.interval = interval
+        self.seconds = seconds
+        self.address = address
+        self.reconnects = 0
+        self.answers = []
+        self.stop = None
+        self.thread = None
+
+    def connect(self):
+        connection = socket.create_connection((self.address, self.port),
+                                              timeout=10)
+        connection.sendall(self.head)
+        connection.setblocking(False)
+        return connection
+
+    def answered(self, connection):
+        """Whether the server answered or closed ``connection``."""
+        import select
+        readable, _, _ = select.select([connection], [], [], 0)
+        if not readable:
+            return False
+        try:
+            data = connection.recv(4096)
+        except OSError:
+            return True
+        if data:
+            self.answers.append(data.split(b'\r\n', 1)[0].decode(
+                'latin-1'))
+        return True
+
+    def run(self):
+        deadline = time.monotonic() + self.seconds
+        connections = [self.connect() for _ in range(self.count)]
+        try:
+            while not self.stop.wait(self.interval) and \
+                    time.monotonic() < deadline:
+                for index, connection in enumerate(connections):
+                    if not self.answered(connection):
+                        try:
+                            connection.send(self.trickle)
+                            continue
+                        except OSError:
+                            pass
+                    connection.close()
+                    self.reconnects += 1
+                    connections[index] = self.connect()
+        finally:
+            for connection in connections:
+                connection.close()
+
+    def __enter__(self):
+        import threading
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop.set()
+        self.thread.join(self.interval + 30)
+
+
+def slow_bodies(port, count, length=100000, path=PAGE, **options):
+    """Clients POSTing a body of ``length`` bytes at one byte a second."""
+    head = ('POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: '
+            'application/x-www-form-urlencoded\r\nContent-Length: %d\r\n'
+            '\r\n' % (path, port, length)).encode()
+    return SlowClients(port, count, head, b'x', 1, **options)
+
+
+def slow_headers(port, count, interval=5, path=PAGE, **options):
+    """Clients sending one more header line every ``interval`` seconds."""
+    head = ('GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n'
+            % (path, port)).encode()
+    return SlowClients(port, count, head, b'X-Slow: 1\r\n', interval,
+                       **options)

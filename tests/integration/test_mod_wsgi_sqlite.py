@@ -133,6 +133,8 @@ def test_touching_the_wsgi_script_restarts_daemons_losing_no_request(
     with support.running(server):
         figures, before, after = restart_under_load(
             server, lambda: os.utime(server.script))
+        # One at a time, each after its successor loaded the site.
+        after = support.replaced_pids(server.port, before)
     assert figures['complete'] == 2000, figures['text']
     assert figures['failed'] == 0, figures['text']
     assert figures['non_2xx'] == 0, figures['text']

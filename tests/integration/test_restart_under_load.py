@@ -1,9 +1,11 @@
-"""Restart under load (issue 7, point 3): mod_wsgi 2x1 on MariaDB, `ab -n
-2000 -c 8` over the page, and once it is under way either
+"""Restart under load (issue 7, point 3; issue 32, point 5): mod_wsgi 2x1
+on MariaDB.  `zope-pipeline restart`, the rolling restart, under a timed
+load: no time without an answer longer than 0.5 s, every answer a 200.
+Then `ab -n 2000 -c 8` over the page, and once it is under way either
 
-- the WSGI script is touched (a daemon reload: each daemon process
-  notices on its next request and restarts gracefully, while Apache and
-  its socket to the daemons stay), or
+- the WSGI script is touched (a rolling restart, zope.pipeline.rolling:
+  the daemon processes restart gracefully one at a time, while Apache
+  and its socket to the daemons stay), or
 - `apachectl graceful` (Apache re-reads its configuration: the daemon
   processes belong to the old configuration and are stopped at once).
 
@@ -98,7 +100,7 @@ def test_touching_the_script_under_load_reloads_daemons_losing_nothing(
     with support.running(server):
         before = support.daemon_pids(server.port)
         figures = under_load(server, lambda: os.utime(server.script))
-        after = support.daemon_pids(server.port)
+        after = support.replaced_pids(server.port, before)
         log = server.log()
     lost = figures.get('failed', 0) + figures.get('non_2xx', 0)
     record('daemon reload (touch the WSGI script)', figures,
@@ -107,8 +109,8 @@ def test_touching_the_script_under_load_reloads_daemons_losing_nothing(
     assert figures['complete'] == REQUESTS, figures['text']
     assert figures['failed'] == 0, figures['text']
     assert figures['non_2xx'] == 0, figures['text']
-    # Both daemon processes were replaced (they restart one by one, each
-    # when its next request notices the script changed).
+    # Both daemon processes were replaced, one at a time (a rolling
+    # restart, zope.pipeline.rolling; its gaps are measured below).
     assert len(before) == 2, before
     assert not before & after, (before, after)
     assert 'Traceback' not in log
@@ -181,3 +183,82 @@ def test_apachectl_graceful_under_load_answers_every_request(
     assert 'Traceback' not in log
     # New daemon processes serve afterwards.
     assert not before & after, (before, after)
+
+
+#: Clients of the timed load, and seconds of load before the restart.
+GAP_CLIENTS = 4
+BEFORE_ROLLING = 1.0
+#: Seconds of load after a touch of the script (the daemons restart
+#: after it returns, on their next requests: 1 to 6 s to load the site).
+AFTER_TOUCH = 8
+#: The longest time without any answer a restart may leave (issue 32).
+MAX_GAP = 0.5
+
+
+def timed_restart(server, restart, after=0.5, clients=GAP_CLIENTS):
+    """The timed load over the page, ``restart()`` once it is under way;
+    (the load, restart()'s result, the longest gap from the restart's
+    start to the end of the load, seconds restart() took)."""
+    with support.TimedLoad(server.port, clients=clients) as load:
+        time.sleep(BEFORE_ROLLING)
+        start = time.monotonic()
+        result = restart()
+        took = time.monotonic() - start
+        time.sleep(after)
+        end = time.monotonic()
+    return load, result, load.longest_gap(start, end), took
+
+
+@pytest.mark.parametrize('threads, clients', [(1, GAP_CLIENTS), (4, 8)])
+def test_rolling_restart_under_load_keeps_answering_losing_nothing(
+        mysql_site, threads, clients):
+    """`zope-pipeline restart`, and then a touch of the WSGI script,
+    restart the 2 site processes (and the administrative one) one at a
+    time, each after its successor has loaded the site: the page is
+    answered throughout (no gap over 0.5 s), every answer a 200; with 1
+    thread per process and with the shipped inis' 4."""
+    server = support.ModWsgiServer(mysql_site, processes=2, threads=threads)
+    with support.running(server):
+        before = support.daemon_pids(server.port)
+        load, result, gap, took = timed_restart(server, lambda: (
+            support.zope_pipeline('restart', mysql_site.ini,
+                                  '--server-root', server.server_root,
+                                  timeout=300)), clients=clients)
+        after = support.daemon_pids(server.port)
+        touch_load, _, touch_gap, _ = timed_restart(
+            server, lambda: os.utime(server.script), after=AFTER_TOUCH,
+            clients=clients)
+        touched = support.daemon_pids(server.port)
+        log = server.log()
+    statuses = load.statuses()
+    lost = [status for status in statuses if status != 200]
+    touch_lost = [status for status in touch_load.statuses()
+                  if status != 200]
+    reliability_report.record(
+        'Rolling restart under load: `zope-pipeline restart`, then a touch '
+        'of the WSGI script (%d clients '
+        'requesting the page, mod_wsgi 2x%d + admin 1x2, MariaDB)'
+        % (clients, threads),
+        {'answers during the restart': len(statuses),
+         'not 200': len(lost),
+         'longest time without an answer': '%.3f s' % gap,
+         'restart took': '%.1f s' % took,
+         'site processes replaced': len(before - after),
+         'then touching the script: longest time without an answer':
+            '%.3f s' % touch_gap,
+         'after the touch: not 200': len(touch_lost),
+         'after the touch: site processes replaced': len(after - touched)},
+        'answering throughout, nothing lost'
+        if max(gap, touch_gap) <= MAX_GAP and not lost + touch_lost
+        else 'GAP %.3f s, %d lost' % (max(gap, touch_gap),
+                                      len(lost + touch_lost)))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert lost == [], lost
+    assert gap <= MAX_GAP, (gap, result.stdout)
+    assert len(before) == 2, before
+    assert not before & after, (before, after)
+    assert 'replaced by' in result.stdout
+    assert touch_lost == [], touch_lost
+    assert touch_gap <= MAX_GAP, touch_gap
+    assert len(touched) == 2 and not after & touched, (after, touched)
+    assert 'Traceback' not in log

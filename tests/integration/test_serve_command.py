@@ -227,8 +227,20 @@ def test_mod_wsgi_becomes_mod_wsgi_express_in_daemon_mode(
     assert command[:3] == ['/usr/bin/mod_wsgi-express', 'start-server',
                            script]
     options = dict(zip(command[3:15:2], command[4:15:2]))
-    assert options['--host'] == '127.0.0.2'
-    assert options['--port'] == '8123'
+    # Apache's proxy listens on the ini's address and reads request bodies
+    # whole; mod_wsgi-express's own listener is on a loopback port.
+    assert options['--host'] == '127.0.0.1'
+    assert options['--port'] != '8123'
+    buffering = os.path.join(root, 'body-buffering.conf')
+    assert '--include-file=' + buffering in command
+    assert '--process-group=127.0.0.2:8123' in command
+    with open(buffering) as stream:
+        conf = stream.read()
+    assert 'Listen 127.0.0.2:8123\n' in conf
+    assert '<VirtualHost *:8123>' in conf
+    assert '[P,NE,E=buffered:1]' in conf
+    assert 'http://127.0.0.1:%s%%1' % options['--port'] in conf
+    assert '<VirtualHost 127.0.0.1:%s>' % options['--port'] in conf
     assert options['--processes'] == '3'
     assert options['--threads'] == '2'
     assert options['--locale'] == 'C.UTF-8'
@@ -244,9 +256,47 @@ def test_mod_wsgi_becomes_mod_wsgi_express_in_daemon_mode(
 
 
 def serve_options(command):
-    """{--name: value} of the --name=value options of a command line."""
+    """{--name: value} of the --name=value options of a command line
+    (the last value of a repeated one)."""
     return dict(option[2:].split('=', 1) for option in command
                 if option.startswith('--') and '=' in option)
+
+
+def include_files(command):
+    return [option.split('=', 1)[1] for option in command
+            if option.startswith('--include-file=')]
+
+
+def test_without_body_buffering_mod_wsgi_express_listens_itself(
+        clean_zope, site_dir, exec_calls, as_user):
+    root = os.path.join(site_dir, 'apache')
+    zope_pipeline(['serve', write_site(site_dir), '--mod-wsgi',
+                   '--port', '8127', '--server-root', root,
+                   '--no-buffer-bodies'])
+    [command] = exec_calls
+    assert command[command.index('--host') + 1] == '127.0.0.2'
+    assert command[command.index('--port') + 1] == '8127'
+    assert os.path.join(root, 'body-buffering.conf') not in \
+        include_files(command)
+    assert not any(option.startswith('--process-group')
+                   for option in command)
+
+
+@pytest.mark.parametrize('option, workers', [
+    ([], modwsgi_express.APACHE_WORKERS), (['--apache-workers', '50'], 50)])
+def test_apache_workers_and_read_timeouts_bound_slow_clients(
+        clean_zope, site_dir, exec_calls, as_user, option, workers):
+    root = os.path.join(site_dir, 'apache')
+    zope_pipeline(['serve', write_site(site_dir), '--mod-wsgi',
+                   '--server-root', root] + option)
+    [command] = exec_calls
+    default = serve_options(command)
+    assert default['max-clients'] == str(workers)
+    assert default['header-timeout'] == '10'
+    assert default['header-max-timeout'] == '20'
+    assert default['header-min-rate'] == '500'
+    assert default['body-timeout'] == '15'
+    assert default['body-min-rate'] == '500'
 
 
 def test_admin_urls_get_their_own_daemon_group_by_default(
@@ -258,7 +308,7 @@ def test_admin_urls_get_their_own_daemon_group_by_default(
     [command] = exec_calls
     include = os.path.join(root, 'admin.conf')
     options = serve_options(command)
-    assert options['include-file'] == include
+    assert include in include_files(command)
     # The site's group: 4 threads, 60 s (its limit 60 x (1 + ln 4) = 143.2
     # s), Apache gives up 2 s after the limit rounded up.
     assert options['request-timeout'] == '60'
@@ -299,8 +349,9 @@ def test_admin_processes_0_serves_admin_urls_in_the_site_group(
     zope_pipeline(['serve', write_site(site_dir), '--mod-wsgi',
                    '--server-root', root, '--admin-processes', '0'])
     [command] = exec_calls
-    assert serve_options(command)['include-file'] == os.path.join(
-        root, 'security.conf')
+    assert include_files(command) == [
+        os.path.join(root, name)
+        for name in ('security.conf', 'body-buffering.conf')]
     assert not os.path.exists(os.path.join(root, 'admin.conf'))
     assert '@@edit' not in capsys.readouterr().out
 
@@ -539,3 +590,14 @@ def test_waitress_serves_after_opening_the_database(
     assert 'http://127.0.0.2:8125/ (waitress' in capsys.readouterr().out
     with pytest.raises(SystemExit):
         serve.exit_on_signal(signal.SIGTERM, None)
+
+
+def test_the_daemons_group_keeps_mod_wsgi_express_name_for_no_host(
+        site_dir):
+    import argparse
+    host, port, options = serve.body_buffering(
+        argparse.Namespace(buffer_bodies=True), site_dir, '', 8128)
+    assert host == '127.0.0.1' and port != 8128
+    assert '--process-group=localhost:8128' in options
+    with open(os.path.join(site_dir, 'body-buffering.conf')) as stream:
+        assert 'Listen 8128\n' in stream.read()

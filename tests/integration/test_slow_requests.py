@@ -14,6 +14,9 @@ Figures go to docs/reliability.md.
 """
 
 import concurrent.futures
+import http.client
+import os
+import re
 import threading
 import time
 
@@ -227,3 +230,161 @@ def test_a_request_past_its_timeout_gets_504_and_its_thread_serves_again(
     # had closed its side; seen once in 5 runs on this shared machine)
     # gets a 400 and one warning line from the retry stage, no traceback.
     assert 'Traceback' not in log, log[-5000:]
+
+
+# -- slow clients (issue 32): bodies and headers sent a byte at a time
+
+#: Clients sending a 100,000-byte body at one byte a second: more than
+#: the daemons' 2 x 4 threads, fewer than Apache's workers.
+SLOW_BODY_CLIENTS = 10
+#: Connections sending one header line every 5 s: more than
+#: mod_wsgi-express's Apache workers had (22).
+SLOW_HEADER_CLIENTS = 190
+#: Seconds the readers measure while the slow clients are at it (longer
+#: than Apache's body and header timeouts, so the clients that are cut
+#: reconnect within it).
+ATTACK_SECONDS = 20
+#: The readers' worst latency the slow clients may cause (issue 32).
+MAX_LATENCY = 3.0
+READERS = 2
+
+
+def readers_under(server, attack):
+    """The readers' TimedLoad over the page while ``attack`` runs."""
+    with attack:
+        time.sleep(2)     # the slow clients have their connections
+        with support.TimedLoad(server.port, clients=READERS,
+                               seconds=ATTACK_SECONDS) as readers:
+            time.sleep(ATTACK_SECONDS)
+    return readers
+
+
+def slow_client_row(scenario, readers, attack,
+                    server='serve --mod-wsgi 2x4 + admin 1x2, MariaDB'):
+    """Record the readers' figures; (their statuses, worst latency)."""
+    statuses = readers.statuses()
+    worst = readers.worst_latency()
+    reliability_report.record(
+        'Slow clients: %s (%s, %d readers of the page for %d s)'
+        % (scenario, server, READERS, ATTACK_SECONDS),
+        {'reads': len(statuses),
+         'reads not 200': len([status for status in statuses
+                               if status != 200]),
+         'worst read latency': '%.2f s' % worst,
+         'slow clients cut and reconnected': attack.reconnects,
+         'their answers': ' '.join(sorted(set(attack.answers))) or 'none'},
+        'site answering' if worst < MAX_LATENCY else 'site STOPPED')
+    return statuses, worst
+
+
+def test_ten_slow_request_bodies_leave_readers_answered(slow_site):
+    """Ten clients sending their bodies at a byte a second hold no daemon
+    thread: Apache reads a body whole before the daemons see the request
+    (`serve --mod-wsgi`'s buffering proxy), so the readers' worst
+    latency stays under 3 s."""
+    server = support.ModWsgiServer(slow_site, processes=2, threads=4)
+    with support.running(server):
+        attack = support.slow_bodies(server.port, SLOW_BODY_CLIENTS)
+        readers = readers_under(server, attack)
+        log = server.log()
+    statuses, worst = slow_client_row(
+        '%d request bodies sent at 1 byte/s' % SLOW_BODY_CLIENTS, readers,
+        attack)
+    assert set(statuses) == {200}, statuses
+    assert worst < MAX_LATENCY, worst
+    assert 'Traceback' not in log
+
+
+def test_slow_headers_leave_readers_answered(slow_site):
+    """190 connections sending a header line every 5 s: Apache's workers
+    outnumber them and mod_reqtimeout cuts each within 10 s, so the
+    readers' worst latency stays under 3 s."""
+    server = support.ModWsgiServer(slow_site, processes=2, threads=4)
+    with support.running(server):
+        attack = support.slow_headers(server.port, SLOW_HEADER_CLIENTS)
+        readers = readers_under(server, attack)
+        log = server.log()
+    statuses, worst = slow_client_row(
+        '%d connections sending a header line every 5 s'
+        % SLOW_HEADER_CLIENTS, readers, attack)
+    assert set(statuses) == {200}, statuses
+    assert worst < MAX_LATENCY, worst
+    assert 'Traceback' not in log
+
+
+def echo(port, method, body=None, source='127.0.0.2', headers=None,
+         path='/folder/@@echo?x=%C3%A9&y=a%2Bb&z=%2F'):
+    """(status, {key: value}) of what the echo view saw of a request
+    from ``source`` (a loopback address)."""
+    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=30,
+                                            source_address=(source, 0))
+    try:
+        connection.request(method, path, body=body, headers=dict(
+            headers or {}, **({'Content-Type':
+                               'application/x-www-form-urlencoded'}
+                              if body else {})))
+        response = connection.getresponse()
+        text = response.read().decode('utf-8', 'replace')
+    finally:
+        connection.close()
+    return response.status, dict(line.split('=', 1)
+                                 for line in text.splitlines() if '=' in line)
+
+
+def test_a_request_apache_read_the_body_of_looks_like_one_served_directly(
+        slow_site):
+    """A POST (proxied by Apache once it has read the body) and a GET
+    (served directly) from 127.0.0.2: the site sees the same client
+    address, host, port, path and query string, and no forwarding
+    header; a client's own X-Zope-Pipeline-Client-Address is not
+    believed."""
+    server = support.ModWsgiServer(slow_site, processes=2, threads=2)
+    with support.running(server):
+        get_status, direct = echo(server.port, 'GET')
+        post_status, proxied = echo(server.port, 'POST',
+                                    body=b'a=1&b=%C3%A9')
+        forged_headers = {'X-Zope-Pipeline-Client-Address': '10.9.8.7',
+                          'X-Forwarded-For': '10.9.8.6'}
+        forged_status, forged = echo(server.port, 'POST', body=b'a=2',
+                                     headers=forged_headers)
+        forged_get = echo(server.port, 'GET', headers=forged_headers)[1]
+        # A client cannot claim TLS; the proxy can, to the daemons'
+        # listener (the loopback port of body-buffering.conf).
+        claimed = echo(server.port, 'POST', body=b'a=3',
+                       headers={'X-Zope-Pipeline-Https': 'on'})[1]
+        with open(os.path.join(server.server_root,
+                               'body-buffering.conf')) as stream:
+            inner = int(re.search(r'<VirtualHost 127\.0\.0\.1:(\d+)>',
+                                  stream.read()).group(1))
+        over_tls = echo(inner, 'POST', body=b'a=4', source='127.0.0.1',
+                        headers={'X-Zope-Pipeline-Https': 'on',
+                                 'X-Zope-Pipeline-Client-Address':
+                                     '127.0.0.3'})[1]
+        log = server.log()
+    assert (get_status, post_status, forged_status) == (200, 200, 200)
+    assert proxied.pop('body') == "12 b'a=1&b=%C3%A9'"
+    assert direct.pop('body') == "0 b''"
+    assert direct == proxied, (direct, proxied)
+    assert direct['REMOTE_ADDR'] == '127.0.0.2'
+    assert direct['zope.pipeline.client_address'] == '127.0.0.2'
+    assert direct['QUERY_STRING'] == 'x=%C3%A9&y=a%2Bb&z=%2F'
+    assert direct['HTTP_HOST'] == '127.0.0.1:%d' % server.port
+    assert direct['SERVER_PORT'] == str(server.port)
+    assert direct['url'] == 'http://127.0.0.1:%d/folder/@@echo' % (
+        server.port)
+    for header in ('HTTP_X_FORWARDED_FOR', 'HTTP_X_FORWARDED_HOST',
+                   'HTTP_X_ZOPE_PIPELINE_CLIENT_ADDRESS', 'HTTP_VIA'):
+        assert direct[header] == '-', header
+    # A client's own forwarding headers reach the site as they would
+    # directly (its virtual_host stage believes them from trusted proxies
+    # only); its address is its connection's.
+    assert forged.pop('body') == "3 b'a=2'"
+    forged_get.pop('body')
+    assert forged == forged_get, (forged, forged_get)
+    assert forged['REMOTE_ADDR'] == '127.0.0.2'
+    assert forged['HTTP_X_ZOPE_PIPELINE_CLIENT_ADDRESS'] == '-'
+    assert claimed['wsgi.url_scheme'] == 'http'
+    assert claimed['url'].startswith('http://')
+    assert over_tls['wsgi.url_scheme'] == 'https'
+    assert over_tls['REMOTE_ADDR'] == '127.0.0.3'
+    assert 'Traceback' not in log

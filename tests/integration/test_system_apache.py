@@ -5,6 +5,7 @@ credentials reach the application (an administrator `zope-pipeline
 adduser` made), and TRACE is refused."""
 
 import base64
+import contextlib
 import os
 import pwd
 import shutil
@@ -33,13 +34,33 @@ ErrorLog %(apache)s/error.log
 LogLevel warn
 LoadModule mpm_event_module %(modules)s/mod_mpm_event.so
 LoadModule authz_core_module %(modules)s/mod_authz_core.so
+LoadModule rewrite_module %(modules)s/mod_rewrite.so
+LoadModule headers_module %(modules)s/mod_headers.so
+LoadModule proxy_module %(modules)s/mod_proxy.so
+LoadModule proxy_http_module %(modules)s/mod_proxy_http.so
+LoadModule buffer_module %(modules)s/mod_buffer.so
+LoadModule remoteip_module %(modules)s/mod_remoteip.so
+LoadModule reqtimeout_module %(modules)s/mod_reqtimeout.so
 %(module_config)s
+# Debian's mods-enabled/mpm_event.conf and reqtimeout.conf, which
+# apache2.conf includes before the sites.
+<IfModule mpm_event_module>
+StartServers 2
+MinSpareThreads 25
+MaxSpareThreads 75
+ThreadLimit 64
+ThreadsPerChild 25
+MaxRequestWorkers 150
+MaxConnectionsPerChild 0
+</IfModule>
+RequestReadTimeout header=20-40,MinRate=500 body=20,MinRate=500
 WSGISocketPrefix %(apache)s/wsgi
 User www-data
 Group www-data
 Define ZOPE_PIPELINE_ROOT %(root)s
 Define ZOPE_PIPELINE_VENV %(venv)s
 Define ZOPE_PIPELINE_PORT %(port)d
+Define ZOPE_PIPELINE_BUFFERED_PORT %(buffered_port)d
 Include %(root)s/etc/apache/zope-pipeline.conf
 '''
 
@@ -130,7 +151,10 @@ class SystemApache:
             return stream.read()
 
 
-def test_system_apache_serves_app_wsgi_with_a_separate_admin_group():
+@contextlib.contextmanager
+def system_apache():
+    """A project (``make_project``) served by Apache with
+    etc/apache/zope-pipeline.conf; always stopped."""
     support.need_mod_wsgi()
     need(os.geteuid() == 0, 'Apache switches to www-data only as root')
     with support.scratch_directory() as directory:
@@ -141,32 +165,48 @@ def test_system_apache_serves_app_wsgi_with_a_separate_admin_group():
             stream.write(HTTPD_CONF % {
                 'apache': apache, 'port': port, 'modules': MODULES,
                 'module_config': module_config(), 'root': directory,
-                'venv': sys.prefix})
+                'venv': sys.prefix, 'buffered_port': support.free_port()})
         server = SystemApache(conf, os.path.join(apache, 'error.log'), port)
         try:
             server.start(ini=ini)
-            status, headers, page = support.request(port, support.PAGE)
-            site_pids = {support.request(port, support.PAGE)[1][
-                'X-Pipeline-Pid'] for _ in range(20)}
-            status_anonymous, challenge, _ = support.request(
-                port, support.PAGE + '/@@edit')
-            token = base64.b64encode(b'boss:' + PASSWORD.encode()).decode()
-            status_sample_admin = support.request(
-                port, support.PAGE + '/@@edit', headers={
-                    'Authorization': 'Basic ' + base64.b64encode(
-                        b'admin:admin').decode()})[0]
-            status_trace, _, trace_body = support.request(
-                port, '/', method='TRACE',
-                headers={'Cookie': 'session=stolen-by-trace'})
-            status_admin, admin_headers, form = support.request(
-                port, support.PAGE + '/@@edit',
-                headers={'Authorization': 'Basic ' + token})
-            admin_pid = admin_headers['X-Pipeline-Pid']
-            admin_again = support.request(
-                port, '/folder/about/@@edit',
-                headers={'Authorization': 'Basic ' + token})[1]
+            yield server
         finally:
             server.stop()
+
+
+def test_system_apache_serves_app_wsgi_with_a_separate_admin_group():
+    with system_apache() as server:
+        port = server.port
+        status, headers, page = support.request(port, support.PAGE)
+        site_pids = {support.request(port, support.PAGE)[1][
+            'X-Pipeline-Pid'] for _ in range(20)}
+        status_anonymous, challenge, _ = support.request(
+            port, support.PAGE + '/@@edit')
+        token = base64.b64encode(b'boss:' + PASSWORD.encode()).decode()
+        status_sample_admin = support.request(
+            port, support.PAGE + '/@@edit', headers={
+                'Authorization': 'Basic ' + base64.b64encode(
+                    b'admin:admin').decode()})[0]
+        status_trace, _, trace_body = support.request(
+            port, '/', method='TRACE',
+            headers={'Cookie': 'session=stolen-by-trace'})
+        status_admin, admin_headers, form = support.request(
+            port, support.PAGE + '/@@edit',
+            headers={'Authorization': 'Basic ' + token})
+        admin_pid = admin_headers['X-Pipeline-Pid']
+        admin_again = support.request(
+            port, '/folder/about/@@edit',
+            headers={'Authorization': 'Basic ' + token})[1]
+        # A request with a body reaches the daemons through Apache's
+        # proxy (the daemons' virtual host): the same groups, the same
+        # credentials.
+        status_post, post_headers, _ = support.request(
+            port, support.PAGE, method='POST', body='a=1', headers={
+                'Content-Type': 'application/x-www-form-urlencoded'})
+        status_admin_post, admin_post_headers, _ = support.request(
+            port, support.PAGE + '/@@edit', method='POST', body='a=1',
+            headers={'Authorization': 'Basic ' + token, 'Content-Type':
+                     'application/x-www-form-urlencoded'})
         log = server.log()
     assert len(support.item_titles(page)) == 10
     assert status_anonymous == 401
@@ -179,6 +219,70 @@ def test_system_apache_serves_app_wsgi_with_a_separate_admin_group():
     assert headers['X-Pipeline-Process-Group'] == 'zope-pipeline'
     assert admin_headers['X-Pipeline-Process-Group'] == \
         'zope-pipeline-admin'
+    assert status_post == 200
+    assert post_headers['X-Pipeline-Process-Group'] == 'zope-pipeline'
+    # The credentials reached the application (its answer to this bare
+    # form is its own: not a 401, not a server error).
+    assert status_admin_post not in (401, 500, 502, 503)
+    assert admin_post_headers['X-Pipeline-Process-Group'] == \
+        'zope-pipeline-admin'
     # The admin group has one process of its own, never a site process.
     assert admin_again['X-Pipeline-Pid'] == admin_pid
     assert admin_pid not in site_pids, log
+
+
+#: More slow request bodies than the configuration's 4 x 4 daemon threads.
+SLOW_BODY_CLIENTS = 20
+
+
+def test_system_apache_slow_clients_leave_readers_answered():
+    """20 request bodies sent at a byte a second, then 190 connections
+    sending a header line every 5 s, against etc/apache/zope-pipeline.conf
+    on Debian's MPM and mod_reqtimeout defaults: the readers' worst
+    latency stays under 3 s (without the body buffering and the workers
+    it sets, each stopped the site)."""
+    from tests.integration import test_slow_requests as slow
+    with system_apache() as server:
+        bodies = support.slow_bodies(server.port, SLOW_BODY_CLIENTS)
+        body_readers = slow.readers_under(server, bodies)
+        headers = support.slow_headers(server.port,
+                                       slow.SLOW_HEADER_CLIENTS)
+        header_readers = slow.readers_under(server, headers)
+        log = server.log()
+    where = 'system Apache, etc/apache/zope-pipeline.conf, SQLite'
+    body_statuses, body_worst = slow.slow_client_row(
+        '%d request bodies sent at 1 byte/s' % SLOW_BODY_CLIENTS,
+        body_readers, bodies, where)
+    header_statuses, header_worst = slow.slow_client_row(
+        '%d connections sending a header line every 5 s'
+        % slow.SLOW_HEADER_CLIENTS, header_readers, headers, where)
+    assert set(body_statuses) == {200}, body_statuses
+    assert set(header_statuses) == {200}, header_statuses
+    assert body_worst < slow.MAX_LATENCY, body_worst
+    assert header_worst < slow.MAX_LATENCY, header_worst
+    assert 'Traceback' not in log
+
+
+def test_system_apache_rolling_restart_replaces_every_daemon_process():
+    """`zope-pipeline restart` with the system Apache's pid file and the
+    daemons' run directory (var/run beside etc/app.wsgi): the 4 site
+    processes and the administrative one are replaced, one at a time;
+    then a touch of etc/app.wsgi replaces them again."""
+    with system_apache() as server:
+        root = os.path.dirname(os.path.dirname(server.conf))
+        before = support.daemon_pids(server.port, wanted=4)
+        result = support.zope_pipeline(
+            'restart', os.path.join(root, 'etc', 'site.ini'),
+            '--pid-file', os.path.join(os.path.dirname(server.conf),
+                                       'httpd.pid'),
+            '--run-dir', os.path.join(root, 'var', 'run'), timeout=300)
+        after = support.daemon_pids(server.port, wanted=4)
+        os.utime(os.path.join(root, 'etc', 'app.wsgi'))
+        touched = support.replaced_pids(server.port, after, wanted=4)
+        log = server.log()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert len(touched) == 4 and not after & touched, (after, touched)
+    assert result.stdout.count('replaced by') == 5, result.stdout
+    assert len(before) == 4 and len(after) == 4, (before, after)
+    assert not before & after, (before, after)
+    assert 'Traceback' not in log

@@ -47,3 +47,41 @@ def test_a_run_directory_the_environment_names_is_kept(tmp_path, loaded,
         '127.0.0.1:8080')
     runpy.run_path(script)
     assert loaded[0][3] == '/elsewhere'
+
+
+# -- the body buffering
+
+
+@pytest.mark.parametrize('host, listen', [('10.1.2.3', '10.1.2.3:8080'),
+                                          ('', '8080')])
+def test_the_clients_listener_proxies_bodies_to_the_daemons_one(
+        tmp_path, host, listen):
+    path = modwsgi_express.write_body_buffering_conf(str(tmp_path), host,
+                                                     8080, 9123)
+    with open(path) as stream:
+        conf = stream.read()
+    assert 'Listen %s\n' % listen in conf
+    assert '<VirtualHost *:8080>' in conf
+    assert 'RewriteRule ^ http://127.0.0.1:9123%1 [P,NE,E=buffered:1]' \
+        in conf
+    assert 'RewriteCond %{THE_REQUEST} "^\\S+ (/[^?\\s]*)"' in conf
+    assert 'SetInputFilter BUFFER' in conf
+    assert '<VirtualHost 127.0.0.1:9123>' in conf
+    assert 'RemoteIPHeader X-Zope-Pipeline-Client-Address' in conf
+    # A client's own header is removed before anything reads it.
+    assert 'RequestHeader unset X-Zope-Pipeline-Client-Address early' \
+        in conf
+
+
+def test_the_daemons_listener_gets_a_free_loopback_port():
+    import socket
+    port = modwsgi_express.free_loopback_port()
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', port))
+
+
+def test_client_limits_are_mod_wsgi_express_options():
+    assert modwsgi_express.client_limits(77) == [
+        '--max-clients=77', '--header-timeout=10',
+        '--header-max-timeout=20', '--header-min-rate=500',
+        '--body-timeout=15', '--body-min-rate=500']

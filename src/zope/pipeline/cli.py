@@ -21,6 +21,7 @@ COMMANDS = (
     'zope.pipeline.commands.serve',
     'zope.pipeline.commands.shell',
     'zope.pipeline.commands.run',
+    'zope.pipeline.commands.restart',
     'zope.pipeline.commands.init_db',
     'zope.pipeline.commands.adduser',
     'zope.pipeline.commands.pack',

@@ -25,6 +25,7 @@ import threading
 import time
 
 from zope.pipeline.environ import SITE_ROOT
+from zope.pipeline.readiness import mark_loaded
 from zope.pipeline.wsgi import html_response
 
 logger = logging.getLogger('zope.pipeline.startup')
@@ -141,6 +142,7 @@ def load_site(ini, name='main', listen=None):
         application = _sites.get(key)
         if application is None:
             application = _sites[key] = _load(ini, name, listen)
+            mark_loaded(application)
         return application
 
 

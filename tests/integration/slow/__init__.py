@@ -28,3 +28,33 @@ class Slow:
             time.sleep(min(left, SLICE))
         self.request.response.setHeader('Content-Type', 'text/plain')
         return 'slept %g' % seconds
+
+
+class Echo:
+    """What the site sees of the request, as text: the client's address
+    (REMOTE_ADDR and the virtual_host stage's), the host and port, the
+    query string and path, the body's length and its first bytes, and the
+    forwarding headers.  (A request proxied by Apache must look like one
+    served directly.)"""
+
+    KEYS = ('REMOTE_ADDR', 'zope.pipeline.client_address', 'HTTP_HOST',
+            'SERVER_NAME', 'SERVER_PORT', 'QUERY_STRING', 'PATH_INFO',
+            'SCRIPT_NAME', 'wsgi.url_scheme', 'HTTP_X_FORWARDED_FOR',
+            'HTTP_X_FORWARDED_HOST', 'HTTP_X_ZOPE_PIPELINE_CLIENT_ADDRESS',
+            'HTTP_VIA')
+
+    def __init__(self, context, request):
+        self.context = context
+        self.request = request
+
+    def __call__(self):
+        environ = self.request._environ
+        stream = self.request.bodyStream.getCacheStream()
+        stream.seek(0)
+        body = stream.read()
+        lines = ['%s=%s' % (key, environ.get(key, '-'))
+                 for key in self.KEYS]
+        lines.append('body=%d %r' % (len(body), body[:20]))
+        lines.append('url=%s' % self.request.getURL())
+        self.request.response.setHeader('Content-Type', 'text/plain')
+        return '\n'.join(lines)

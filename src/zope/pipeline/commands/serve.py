@@ -15,9 +15,11 @@ in memory (no open_root.zodb_config) is named at the start: what the
 site stores is lost when the server stops.  Both servers refuse request
 bodies over retry.max_body, and mod_wsgi-express refuses TRACE.
 
-The generated script (<server root>/application.wsgi) is also the
-restart switch: touching it restarts the daemon processes gracefully,
-losing no request; <server root>/apachectl graceful restarts Apache,
+Touching the generated script (<server root>/application.wsgi), or
+zope-pipeline restart INI, restarts the daemon processes one at a time,
+each after its successor has loaded the site (mod_wsgi's own reload, every
+process at once under load, is off unless --reload);
+<server root>/apachectl graceful restarts Apache,
 which stops every daemon process at once and may answer a few requests
 with 502/503 (see etc/apache/zope-pipeline.conf).
 
@@ -28,24 +30,38 @@ turns it off), so slow administrative requests never hold the threads the
 site needs.  Its configuration goes to <server root>/admin.conf, which
 mod_wsgi-express includes.
 
+Slow clients: Apache reads a request body whole before a daemon process
+sees the request (unless --no-buffer-bodies), has --apache-workers worker
+threads for the connections still sending their headers or bodies, and
+mod_reqtimeout cuts the slow ones.
+
 Request timeouts: a request that runs past its group's limit is
 interrupted in its thread (mod_wsgi's request-timeout with an
 interrupt-timeout: mod_wsgi.RequestTimeout is raised in it), answered
 504 and the thread serves again.
 """
 
+import argparse
 import configparser
 import os
 import re
 import signal
 import sys
 
+from zope.pipeline.modwsgi_express import APACHE_WORKERS
+from zope.pipeline.modwsgi_express import BODY_TIMEOUT
+from zope.pipeline.modwsgi_express import BUFFERED_HOST
+from zope.pipeline.modwsgi_express import HEADER_TIMEOUT
+from zope.pipeline.modwsgi_express import MIN_RATE
+from zope.pipeline.modwsgi_express import client_limits
 from zope.pipeline.modwsgi_express import default_server_root
 from zope.pipeline.modwsgi_express import find_mod_wsgi_express
+from zope.pipeline.modwsgi_express import free_loopback_port
 from zope.pipeline.modwsgi_express import make_run_directory
 from zope.pipeline.modwsgi_express import mod_wsgi_command
 from zope.pipeline.modwsgi_express import timeouts
 from zope.pipeline.modwsgi_express import write_admin_conf
+from zope.pipeline.modwsgi_express import write_body_buffering_conf
 from zope.pipeline.modwsgi_express import write_security_conf
 from zope.pipeline.modwsgi_express import write_wsgi_script
 from zope.pipeline.ownership import DEFAULT_USER
@@ -120,6 +136,21 @@ def add_arguments(parser):
                         'interrupted, answered 504 Gateway Timeout, and its '
                         'thread serves again (default: %d)'
                         % DEFAULT_REQUEST_TIMEOUT)
+    parser.add_argument('--buffer-bodies', default=True,
+                        action=argparse.BooleanOptionalAction,
+                        help='mod_wsgi: Apache reads a request body whole '
+                        'before a daemon process sees the request (its '
+                        'proxy in front of the daemons\' listener), so a '
+                        'client sending its body slowly holds no daemon '
+                        'thread (default: on; see body_buffering())')
+    parser.add_argument('--apache-workers', type=positive, metavar='N',
+                        default=APACHE_WORKERS,
+                        help='mod_wsgi: Apache\'s worker threads, which '
+                        'clients hold while they send their headers and '
+                        'bodies (default: %d; mod_reqtimeout cuts a client '
+                        'slower than %d bytes/s after %d s of headers, %d s '
+                        'of body)' % (APACHE_WORKERS, MIN_RATE,
+                                      HEADER_TIMEOUT, BODY_TIMEOUT))
     parser.add_argument('--admin-urls', metavar='REGEX',
                         default=DEFAULT_ADMIN_URLS,
                         help='mod_wsgi: URLs (a regular expression on the '
@@ -375,16 +406,46 @@ def serve_mod_wsgi(args, ini, publisher, host, port, threads):
         extra.append('--include-file=' + include)
         admin = '; %s: %d processes x %d threads' % (
             args.admin_urls, args.admin_processes, args.admin_threads)
+    listen_host, listen_port, buffering = body_buffering(
+        args, server_root, host, port)
     command = mod_wsgi_command(
-        express, script, host=host, port=port, processes=args.processes,
+        express, script, host=listen_host, port=listen_port,
+        processes=args.processes,
         threads=threads, server_root=server_root, user=user, group=group,
-        reload=args.reload, extra=extra + list(args.express_options))
+        reload=args.reload,
+        extra=extra + buffering + client_limits(args.apache_workers)
+        + rolling_reload(args) + list(args.express_options))
     print('Serving on http://%s:%d/ (mod_wsgi daemon mode, %d processes x '
           '%d threads%s; server root %s)' % (host, port, args.processes,
                                              threads, admin, server_root),
           flush=True)
     exec_command(command)
     return 0
+
+
+def body_buffering(args, server_root, host, port):
+    """(host, port, more mod_wsgi-express options) of the daemons'
+    listener.  With ``--buffer-bodies`` (the default), mod_wsgi-express
+    listens on a free loopback port instead, under the process group
+    name it would have given the clients' address, and Apache's proxy on
+    the clients' address reads each request body whole before it hands
+    the request to that listener (``write_body_buffering_conf``)."""
+    if not args.buffer_bodies:
+        return host, port, []
+    inner_port = free_loopback_port()
+    conf = write_body_buffering_conf(server_root, host, port, inner_port)
+    # mod_wsgi-express's own name: 'localhost' for an empty host.
+    return BUFFERED_HOST, inner_port, [
+        '--process-group=%s:%d' % (host or 'localhost', port),
+        '--include-file=' + conf]
+
+
+def rolling_reload(args):
+    """mod_wsgi-express options: without ``--reload``, mod_wsgi's own
+    reload on a touch of the script (every daemon process at once under
+    load) is off; the script's watcher restarts them one at a time
+    instead (zope.pipeline.rolling)."""
+    return [] if args.reload else ['--disable-reloading']
 
 
 def exec_command(command):

@@ -1,0 +1,112 @@
+"""Restart the mod_wsgi daemon processes of a running server one at a
+time, so the site keeps answering (a rolling restart).
+
+It asks one daemon process to restart gracefully (SIGUSR1: it finishes
+its requests, and the others take the new ones from the group's shared
+socket), waits for Apache to start its successor and for that process
+to have loaded the site (its readiness marker in the server's run
+directory, see zope.pipeline.readiness), and only then goes on to the
+next (zope.pipeline.rolling, which a touch of the WSGI script runs from
+within the daemon processes).  A successor that cannot serve (a broken
+ini or ZCML, a database that refuses it) stops the restart there: the
+processes not restarted yet keep serving the code they loaded, and the
+command says what to look at.
+
+The server is `zope-pipeline serve --mod-wsgi`'s (its server root, by
+default var/mod_wsgi-PORT beside the etc/ of the ini) or a system
+Apache's (``--pid-file`` of its parent process, ``--run-dir`` of the
+daemon processes, etc/apache/zope-pipeline.conf).  It must run as root
+or as the daemon processes' user.
+"""
+
+import os
+import time
+
+from zope.pipeline import readiness
+from zope.pipeline.modwsgi_express import default_server_root
+from zope.pipeline.modwsgi_express import run_directory
+from zope.pipeline.rolling import RestartError
+from zope.pipeline.rolling import daemon_processes
+from zope.pipeline.rolling import restart_process
+from zope.pipeline.rolling import take_turn
+
+NAME = 'restart'
+HELP = ('restart the mod_wsgi daemon processes of a running server one at '
+        'a time, each after its predecessor serves again')
+
+#: Seconds to wait for each step of one process's restart (its end, its
+#: successor, the successor's site loaded) when --timeout is not given.
+DEFAULT_TIMEOUT = 120
+def add_arguments(parser):
+    parser.add_argument('ini', help='the paste.deploy ini the server serves')
+    parser.add_argument('--port', type=int, help="the server's port, which "
+                        'names its default server root (default: the '
+                        "ini's [server:main] port, else 8080)")
+    parser.add_argument('--server-root', help='the server root of '
+                        '`zope-pipeline serve --mod-wsgi` (default: '
+                        'var/mod_wsgi-PORT beside the etc/ of the ini)')
+    parser.add_argument('--pid-file', help="the Apache parent's pid file "
+                        '(default: httpd.pid in the server root; a system '
+                        'Apache: e.g. /run/apache2/apache2.pid)')
+    parser.add_argument('--run-dir', help="the daemon processes' run "
+                        'directory (default: run/ in the server root; a '
+                        'system Apache: var/run beside etc/app.wsgi, or '
+                        'its ZOPE_PIPELINE_RUN_DIR)')
+    parser.add_argument('--timeout', type=float, default=DEFAULT_TIMEOUT,
+                        metavar='SECONDS', help='the longest wait for one '
+                        'process to end, for its successor, and for the '
+                        'successor to load the site (default: %d)'
+                        % DEFAULT_TIMEOUT)
+
+
+def run(args):
+    from zope.pipeline.commands.serve import server_section
+    ini = os.path.abspath(args.ini)
+    port = args.port or int(server_section(ini).get('port', 8080))
+    server_root = os.path.abspath(args.server_root or default_server_root(
+        ini, port))
+    pid_file = args.pid_file or os.path.join(server_root, 'httpd.pid')
+    run_dir = args.run_dir or run_directory(server_root)
+    try:
+        parent = read_pid(pid_file)
+        # One rolling restart at a time (a touch of the script starts one
+        # from within the daemon processes).
+        lock = take_turn_in(run_dir)
+        pids = daemon_processes(parent)
+        if not pids:
+            raise RestartError('Apache (pid %d, %s) has no mod_wsgi daemon '
+                               'processes.' % (parent, pid_file))
+        for pid in pids:
+            started = time.monotonic()
+            successor = restart_process(parent, pid, run_dir, args.timeout)
+            print('Daemon process %d replaced by %d, serving after %.1f s.'
+                  % (pid, successor, time.monotonic() - started),
+                  flush=True)
+        lock.close()
+    except RestartError as error:
+        raise SystemExit(str(error)) from None
+    return 0
+
+
+def take_turn_in(run_dir):
+    try:
+        return take_turn(run_dir)
+    except OSError as error:
+        raise RestartError('Cannot take the rolling restarts\' lock in %s '
+                           '(%s): is it the run directory of the server '
+                           '(--run-dir)?' % (run_dir, error)) from None
+
+
+def read_pid(pid_file):
+    try:
+        with open(pid_file) as stream:
+            pid = int(stream.read().strip())
+    except (OSError, ValueError) as error:
+        raise RestartError('Cannot read the pid of the Apache server from '
+                           '%s (%s): is it running?  Name its pid file with '
+                           '--pid-file, or its server root with '
+                           '--server-root.' % (pid_file, error)) from None
+    if readiness.process_start_time(pid) is None:
+        raise RestartError('Apache (pid %d in %s) is not running.'
+                           % (pid, pid_file))
+    return pid
