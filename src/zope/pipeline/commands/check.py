@@ -1,9 +1,9 @@
 """Check the database an ini's storage configuration names
-(``open_root.zodb_config``): load every object reachable from the root,
+(open_root.zodb_config): load every object reachable from the root,
 in one snapshot, and report references to objects that do not exist,
 objects whose class cannot be imported here, and records that cannot be
 read.  Read-only (the storage is opened read-only), safe while the site
-serves; the read and write timeouts of a ``<mysql-with-timeouts>``
+serves; the read and write timeouts of a <mysql-with-timeouts>
 section are off (counting the stored objects is one long statement on a
 large database).  Prints, per database, the objects reached and stored (the
 difference is what the next pack removes); exits 1 when it found a

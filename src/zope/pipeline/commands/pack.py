@@ -1,10 +1,10 @@
 """Pack the database an ini's storage configuration names
-(``open_root.zodb_config``), keeping ``--days`` days of history: objects
+(open_root.zodb_config), keeping --days days of history: objects
 no longer reachable from the root, and (history-preserving storages) the
 older revisions, are removed.  Safe while the site serves: RelStorage
 packs beside the processes that commit, taking its commit lock only in
 short batches, and never runs two packs at once.  The read and write
-timeouts of a ``<mysql-with-timeouts>`` section are off for the pack,
+timeouts of a <mysql-with-timeouts> section are off for the pack,
 whose statements run longer than a request's.  Prints, per database, the
 objects before and after and how long it took."""
 

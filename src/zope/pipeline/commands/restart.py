@@ -5,16 +5,16 @@ It asks one daemon process to restart gracefully (SIGUSR1: it finishes
 its requests, and the others take the new ones from the group's shared
 socket), waits for Apache to start its successor and for that process
 to have loaded the site (its readiness marker in the server's run
-directory, see zope.pipeline.readiness), and only then goes on to the
-next (zope.pipeline.rolling, which a touch of the WSGI script runs from
-within the daemon processes).  A successor that cannot serve (a broken
+directory), and only then goes on to the
+next (a touch of the WSGI script does the same from within the daemon
+processes).  A successor that cannot serve (a broken
 ini or ZCML, a database that refuses it) stops the restart there: the
 processes not restarted yet keep serving the code they loaded, and the
 command says what to look at.
 
-The server is `zope-pipeline serve --mod-wsgi`'s (its server root, by
+The server is zope-pipeline serve --mod-wsgi's (its server root, by
 default var/mod_wsgi-PORT beside the etc/ of the ini) or a system
-Apache's (``--pid-file`` of its parent process, ``--run-dir`` of the
+Apache's (--pid-file of its parent process, --run-dir of the
 daemon processes, etc/apache/zope-pipeline.conf).  It must run as root
 or as the daemon processes' user.
 """
