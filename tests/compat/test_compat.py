@@ -178,13 +178,22 @@ def test_suite_sends_its_requests_through_pipeline(results, package):
     assert (pipeline.requests > 0) is (package not in SENDING_NO_REQUEST)
 
 
+#: The security_headers stage sending none of its headers (doctests that
+#: print a response's headers show X-Frame-Options and the others).
+SECURITY_HEADERS_OFF = {'security_headers': {
+    'frame_options': '', 'frame_ancestors': '', 'nosniff': False}}
+
 #: Hardenings a setting undoes, and the setting: with it, the hardened
 #: tests pass, so the hardening is the only difference in them.
 UNDONE_BY_SETTINGS = (
     ('zope.app.file', 'url.rst',
-     {'csrf': {'trusted_origins': 'http://localhost:8081'}}),
+     dict(SECURITY_HEADERS_OFF,
+          csrf={'trusted_origins': 'http://localhost:8081'})),
     ('zope.app.catalog', 'browser/README.rst',
-     {'csrf': {'trusted_origins': 'http://localhost:8081'}}),
+     dict(SECURITY_HEADERS_OFF,
+          csrf={'trusted_origins': 'http://localhost:8081'})),
+    ('zope.app.file', 'browser/tests/../file.rst', SECURITY_HEADERS_OFF),
+    ('zope.app.wsgi', 'testlayer.txt', SECURITY_HEADERS_OFF),
     ('zope.app.session', 'VirtualHostSessionTest',
      {'virtual_host': {'vh_from_anyone': True,
                        'allowed_hosts': 'localhost foo.bar'}}),

@@ -201,6 +201,8 @@ def browse(app):
     app.get('/folder/doc')                                   # browser
     app.get('/folder/doc/add.html', {'a:int': '3', 'b:int': '4'})
     app.get('/folder/doc/nothing-here', status=404)          # an error
+    app.get('/folder/doc?%2B%2Bvh%2B%2B:method=1', status=400)  # ++vh++
+    app.get('/folder/doc', headers=basic_auth('nobody', 'wrong'))  # login
     app.post('/folder/doc/edit.html', {'title': 'New'}, status=401,
              headers={'Origin': 'http://localhost'})         # csrf checks
     app.head('/folder/doc')

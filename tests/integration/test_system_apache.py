@@ -2,14 +2,18 @@
 etc/apache/zope-pipeline.conf: the site's daemon processes serve the page,
 administrative URLs go to their own daemon process group, HTTP Basic
 credentials reach the application (an administrator `zope-pipeline
-adduser` made), and TRACE is refused."""
+adduser` made), and TRACE is refused.  Its default, TLS, passes Apache's
+configuration test with a certificate, and serves the site over HTTPS
+with HSTS while plain HTTP only redirects there."""
 
 import base64
 import contextlib
+import http.client
 import os
 import pwd
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -61,6 +65,44 @@ Define ZOPE_PIPELINE_ROOT %(root)s
 Define ZOPE_PIPELINE_VENV %(venv)s
 Define ZOPE_PIPELINE_PORT %(port)d
 Define ZOPE_PIPELINE_BUFFERED_PORT %(buffered_port)d
+Define ZOPE_PIPELINE_PLAIN_HTTP
+Include %(root)s/etc/apache/zope-pipeline.conf
+'''
+
+#: The same server with the configuration's default: HTTPS on ``port``,
+#: plain HTTP on ``http_port`` redirecting there.
+HTTPD_TLS_CONF = '''\
+ServerRoot "%(apache)s"
+ServerName localhost
+Listen 127.0.0.1:%(port)d https
+Listen 127.0.0.1:%(http_port)d
+PidFile %(apache)s/httpd.pid
+DefaultRuntimeDir %(apache)s
+ErrorLog %(apache)s/error.log
+LogLevel warn
+LoadModule mpm_event_module %(modules)s/mod_mpm_event.so
+LoadModule authz_core_module %(modules)s/mod_authz_core.so
+LoadModule ssl_module %(modules)s/mod_ssl.so
+LoadModule headers_module %(modules)s/mod_headers.so
+LoadModule alias_module %(modules)s/mod_alias.so
+LoadModule rewrite_module %(modules)s/mod_rewrite.so
+LoadModule proxy_module %(modules)s/mod_proxy.so
+LoadModule proxy_http_module %(modules)s/mod_proxy_http.so
+LoadModule buffer_module %(modules)s/mod_buffer.so
+LoadModule remoteip_module %(modules)s/mod_remoteip.so
+LoadModule reqtimeout_module %(modules)s/mod_reqtimeout.so
+%(module_config)s
+WSGISocketPrefix %(apache)s/wsgi
+User www-data
+Group www-data
+Define ZOPE_PIPELINE_ROOT %(root)s
+Define ZOPE_PIPELINE_VENV %(venv)s
+Define ZOPE_PIPELINE_PORT %(port)d
+Define ZOPE_PIPELINE_HTTP_PORT %(http_port)d
+Define ZOPE_PIPELINE_BUFFERED_PORT %(buffered_port)d
+Define ZOPE_PIPELINE_SERVER_NAME localhost:%(port)d
+Define ZOPE_PIPELINE_TLS_CERTIFICATE %(apache)s/certificate.pem
+Define ZOPE_PIPELINE_TLS_KEY %(apache)s/key.pem
 Include %(root)s/etc/apache/zope-pipeline.conf
 '''
 
@@ -111,6 +153,8 @@ class SystemApache:
         self.error_log = error_log
         self.port = port
         self.process = None
+        self.ready = lambda: support.request(self.port,
+                                             support.PAGE)[0] == 200
 
     def start(self, timeout=120, ini=None):
         apache2 = shutil.which('apache2') or shutil.which('httpd')
@@ -126,7 +170,7 @@ class SystemApache:
         while time.monotonic() < deadline:
             assert self.process.poll() is None, self.log()
             try:
-                if support.request(self.port, support.PAGE)[0] == 200:
+                if self.ready():
                     return
             except OSError:
                 pass
@@ -149,6 +193,112 @@ class SystemApache:
             return ''
         with open(self.error_log, errors='replace') as stream:
             return stream.read()
+
+
+def make_certificate(apache):
+    """A self-signed certificate for localhost in Apache's directory."""
+    result = subprocess.run(
+        ['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes',
+         '-days', '2', '-subj', '/CN=localhost',
+         '-addext', 'subjectAltName=DNS:localhost',
+         '-keyout', os.path.join(apache, 'key.pem'),
+         '-out', os.path.join(apache, 'certificate.pem')],
+        capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return os.path.join(apache, 'certificate.pem')
+
+
+def write_tls_conf(directory, apache, port, http_port):
+    conf = os.path.join(apache, 'httpd.conf')
+    with open(conf, 'w') as stream:
+        stream.write(HTTPD_TLS_CONF % {
+            'apache': apache, 'port': port, 'http_port': http_port,
+            'modules': MODULES, 'module_config': module_config(),
+            'root': directory, 'venv': sys.prefix,
+            'buffered_port': support.free_port()})
+    return conf
+
+
+def config_test(conf):
+    apache2 = shutil.which('apache2') or shutil.which('httpd')
+    return subprocess.run([apache2, '-t', '-f', conf], capture_output=True,
+                          text=True, timeout=60)
+
+
+def https_request(port, path, certificate, headers=None):
+    context = ssl.create_default_context(cafile=certificate)
+    connection = http.client.HTTPSConnection('localhost', port,
+                                             context=context, timeout=30)
+    try:
+        connection.request('GET', path, headers=headers or {})
+        response = connection.getresponse()
+        return (response.status, dict(response.getheaders()),
+                response.read().decode('utf-8', 'replace'),
+                connection.sock.version())
+    finally:
+        connection.close()
+
+
+def test_tls_vhost_passes_apaches_configuration_test():
+    support.need_mod_wsgi()
+    need(shutil.which('openssl') is not None, 'openssl makes the '
+         'certificate')
+    with support.scratch_directory() as directory:
+        shutil.copytree(os.path.join(ROOT, 'etc'),
+                        os.path.join(directory, 'etc'))
+        apache = os.path.join(directory, 'apache')
+        os.mkdir(apache)
+        conf = write_tls_conf(directory, apache, support.free_port(),
+                              support.free_port())
+        without_certificate = config_test(conf)
+        make_certificate(apache)
+        result = config_test(conf)
+    assert result.returncode == 0, result.stderr
+    assert 'Syntax OK' in result.stderr
+    # the certificate is really used: without it the test fails
+    assert without_certificate.returncode != 0
+    assert 'SSLCertificateFile' in without_certificate.stderr
+
+
+def test_system_apache_serves_the_site_over_https_only():
+    support.need_mod_wsgi()
+    need(os.geteuid() == 0, 'Apache switches to www-data only as root')
+    need(shutil.which('openssl') is not None, 'openssl makes the '
+         'certificate')
+    with support.scratch_directory() as directory:
+        apache, ini = make_project(directory)
+        certificate = make_certificate(apache)
+        port, http_port = support.free_port(), support.free_port()
+        conf = write_tls_conf(directory, apache, port, http_port)
+        server = SystemApache(conf, os.path.join(apache, 'error.log'), port)
+        server.ready = lambda: https_request(
+            port, support.PAGE, certificate)[0] == 200
+        try:
+            server.start(ini=ini)
+            status, headers, page, protocol = https_request(
+                port, support.PAGE, certificate)
+            token = base64.b64encode(b'boss:' + PASSWORD.encode()).decode()
+            status_admin = https_request(
+                port, support.PAGE + '/@@edit', certificate,
+                {'Authorization': 'Basic ' + token})[0]
+            redirect = support.request(http_port, support.PAGE + '?a=1',
+                                       headers={'Authorization':
+                                                'Basic ' + token})
+        finally:
+            server.stop()
+        log = server.log()
+    assert status == 200, log
+    assert len(support.item_titles(page)) == 10
+    assert protocol in ('TLSv1.2', 'TLSv1.3')
+    assert headers['Strict-Transport-Security'] == 'max-age=63072000'
+    assert status_admin == 200
+    # plain HTTP serves nothing: a permanent redirect to the HTTPS URL
+    assert redirect[0] == 301
+    assert redirect[1]['Location'] == 'https://localhost:%d%s?a=1' % (
+        port, support.PAGE)
+    assert 'Strict-Transport-Security' not in redirect[1]
+    assert support.item_titles(redirect[2]) == []
+
 
 
 @contextlib.contextmanager

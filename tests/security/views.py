@@ -7,6 +7,7 @@ from zope.component.hooks import getSite
 from zope.interface import Interface
 from zope.interface import implementer
 from zope.publisher.interfaces.http import IResult
+from zope.publisher.interfaces.xmlrpc import IXMLRPCView
 from zope.security.proxy import removeSecurityProxy
 
 
@@ -89,3 +90,23 @@ class ExplodeWithInput(Explode):
 
     def __call__(self):
         raise RuntimeError('cannot handle %s' % self.request.get('what'))
+
+
+class IApplicationURLView(Interface):
+    """An XML-RPC view that says where the request believes it is."""
+
+    def application_url():
+        """The request's application URL."""
+
+
+@implementer(IApplicationURLView, IXMLRPCView)
+class ApplicationURL:
+    """``application_url()``: the URL a page would build its links from
+    (what a ``++vh++`` directive sets)."""
+
+    def __init__(self, context, request):
+        self.context = context
+        self.request = request
+
+    def application_url(self):
+        return self.request.getApplicationURL()

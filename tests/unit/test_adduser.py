@@ -48,7 +48,8 @@ def test_the_administrator_logs_in_with_the_password_from_the_environment(
     assert zope_pipeline(['adduser', ini, '--login', 'boss']) == 0
     path = tmp_path / 'var' / 'principals.zcml'
     text = path.read_text()
-    assert PASSWORD not in text and '{SSHA}' in text
+    assert PASSWORD not in text and '{BCRYPT}$2b$12$' in text
+    assert 'password_manager="BCRYPT"' in text
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     app = load(ini)
     app.get('/folder/page/@@edit', extra_environ=basic('boss', PASSWORD))

@@ -71,3 +71,12 @@ def test_a_factory_that_takes_build_gets_the_context_of_its_chain():
     registration = StageRegistration('probe', IRequest, factory)
     Publisher.build_stage(None, registration, plain, {}, context)
     assert got == [context]
+
+
+def test_build_contexts_share_the_dict_they_are_given():
+    shared = {}
+    first = BuildContext(PipelineRegistry(), {}, [], shared=shared)
+    second = BuildContext(PipelineRegistry(), {}, [], 'browser', None,
+                          shared)
+    assert first.shared is second.shared is shared
+    assert BuildContext(PipelineRegistry(), {}, []).shared == {}

@@ -16,8 +16,10 @@ class BuildContext:
     """One per compiled chain (and one for the outer chain)."""
 
     def __init__(self, registry, settings, registrations, request_type=None,
-                 spec=None):
+                 spec=None, shared=None):
         self.registry = registry
+        #: What the stages of every chain of one publisher share.
+        self.shared = {} if shared is None else shared
         self.settings = settings
         self.registrations = tuple(registrations)
         self.request_type = request_type

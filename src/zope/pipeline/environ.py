@@ -53,6 +53,13 @@ HANDLE_ERRORS = 'wsgi.handleErrors'
 #: The client's IP address after trusted proxies (virtual_host): the
 #: connection's, or the one a trusted proxy forwarded; '' when unknown.
 CLIENT_ADDRESS = 'zope.pipeline.client_address'
+#: The ``++vh++`` directives of the path that virtual_host checked and
+#: accepted (the text after ``++vh++``, '' for a bare one), as a tuple:
+#: the only ones the ``vh`` namespace applies at traversal, each once.  A
+#: ``++vh++`` name added after PATH_INFO (a ``:method`` form field, an
+#: XML-RPC method name) or in a request that did not pass virtual_host is
+#: refused (400).
+VH_DIRECTIVES = 'zope.pipeline.vh_directives'
 #: Set by server-side code only (``SiteAtRoot``): the path of the object
 #: published at the root URL; virtual_host maps it through ``++vh++``.
 SITE_ROOT = 'zope.pipeline.site_root'

@@ -87,6 +87,10 @@ class IBuildContext(Interface):
     output_filters = Attribute(
         "A list, filled when the whole chain is built: the output filters "
         "its stages declare, in chain order.  Keep the list, not a copy.")
+    shared = Attribute(
+        "A dict shared by the build contexts of every chain of one "
+        "publisher, for state one stage keeps across request types (e.g. "
+        "authenticate's failed logins), keyed by the stage's name.")
 
     def provides(interface):
         """Whether every request of this chain provides ``interface``."""

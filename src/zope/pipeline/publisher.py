@@ -78,6 +78,8 @@ class Publisher:
         self._lock = threading.Lock()
         self._chains = {}
         self._chains_by_iro = {}
+        #: State the stages of every chain share (IBuildContext.shared).
+        self.shared = {}
         registry.check_parts()
         provideUtility(registry, IPipelineRegistry)
         check_settings(registry, self.raw_settings, where_settings)
@@ -85,7 +87,7 @@ class Publisher:
         outer = self._sorted(registry.outer_stages(), 'outer stages')
         check_outer(outer, registry.stages)
         self.outer = self._build(outer, self.switch, BuildContext(
-            registry, self.raw_settings, outer))
+            registry, self.raw_settings, outer, shared=self.shared))
         self.app = self.outer.app
         self.request_types = {}
         for registration in registry.request_factories:
@@ -135,7 +137,8 @@ class Publisher:
                     [stage.registration for stage in self.outer.stages],
                     registrations, self.registry.stages)
         return self._build(registrations, end_of_pipeline, BuildContext(
-            self.registry, self.raw_settings, registrations, name, spec))
+            self.registry, self.raw_settings, registrations, name, spec,
+            self.shared))
 
     def _sorted(self, registrations, what):
         sorter = TopologicalSorter(what)

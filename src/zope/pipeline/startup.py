@@ -26,6 +26,7 @@ import time
 
 from zope.pipeline.environ import SITE_ROOT
 from zope.pipeline.readiness import mark_loaded
+from zope.pipeline.wsgi import NOSNIFF
 from zope.pipeline.wsgi import html_response
 
 logger = logging.getLogger('zope.pipeline.startup')
@@ -65,9 +66,11 @@ class Unavailable:
 
 
 def unavailable_response(start_response):
+    """503, made outside the pipeline (no security_headers stage runs):
+    it sends NOSNIFF itself."""
     return html_response(start_response, '503 Service Unavailable',
                          UNAVAILABLE_PAGE,
-                         [('Retry-After', str(RETRY_AFTER))])
+                         [('Retry-After', str(RETRY_AFTER)), NOSNIFF])
 
 
 class OpeningDatabases:

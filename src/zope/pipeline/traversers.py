@@ -6,6 +6,7 @@ from zope.interface import Interface
 from zope.interface import implementer
 from zope.location.interfaces import LocationError
 from zope.publisher.defaultview import getDefaultViewName
+from zope.publisher.interfaces import BadRequest
 from zope.publisher.interfaces import IPublishTraverse
 from zope.publisher.interfaces import NotFound
 from zope.publisher.interfaces.browser import IBrowserPublisher
@@ -20,11 +21,15 @@ from zope.traversing.interfaces import TraversalError
 from zope.traversing.namespace import nsParse
 from zope.traversing.namespace import view as ViewNamespace
 
+from zope.pipeline import environ as keys
 from zope.pipeline.components import provides
 from zope.pipeline.components import query_multi_adapter
 
 #: Namespaces whose names are attribute names: private ones are refused.
 ATTRIBUTE_NAMESPACES = ('attribute',)
+#: The namespace that sets the application URL: applied only for the
+#: directives virtual_host checked (``zope.pipeline.vh_directives``).
+VH_NAMESPACE = 'vh'
 #: In ``traverse.xmlrpc_attributes``: every public attribute (classic).
 ANY_ATTRIBUTE = '*'
 
@@ -96,7 +101,7 @@ class Traversal:
     """
 
     __slots__ = ('hooks', 'environ', 'context_key', 'last_hooked',
-                 'default_names', 'xmlrpc_attributes')
+                 'default_names', 'xmlrpc_attributes', 'vh_left')
 
     def __init__(self, hooks, environ, context_key,
                  xmlrpc_attributes=frozenset()):
@@ -109,6 +114,8 @@ class Traversal:
         self.last_hooked = None
         #: The names default traversal added, e.g. ['@@index.html'].
         self.default_names = []
+        #: The checked ``++vh++`` directives not applied yet (on first use).
+        self.vh_left = None
 
     def callTraversalHooks(self, request, ob):
         self.environ[self.context_key] = ob
@@ -139,15 +146,36 @@ class Traversal:
         return ProxyFactory(found)
 
     def traverse_namespace(self, request, ob, name, namespace, name_in_it):
-        """``++namespace++name`` and ``@@name``; private attributes never."""
+        """``++namespace++name`` and ``@@name``; private attributes never;
+        ``++vh++`` only as virtual_host checked it.  A namespace that
+        cannot apply its name (``ValueError``: ``++skin++`` past the first
+        name, ``++vh++`` without its ``++``) is a bad request."""
         if namespace in ATTRIBUTE_NAMESPACES and not \
                 self.attribute_allowed(request, ob, name_in_it):
             raise NotFound(ob, name, request)
+        if namespace == VH_NAMESPACE:
+            self.use_vh_directive(name_in_it)
         try:
             found = namespace_lookup(namespace, name_in_it, ob, request)
         except (TraversalError, LookupError):
             raise NotFound(ob, name, request) from None
+        except ValueError:
+            raise BadRequest('The ++%s++ segment of the path cannot be '
+                             'applied here.' % namespace) from None
         return ProxyFactory(found)
+
+    def use_vh_directive(self, directive):
+        """Apply ``++vh++directive`` only if virtual_host checked it in
+        the path (from a trusted proxy, or the server's own site root),
+        once each: one that a ``:method`` form field or an XML-RPC method
+        name added after the path is refused."""
+        if self.vh_left is None:
+            self.vh_left = list(self.environ.get(keys.VH_DIRECTIVES, ()))
+        if directive not in self.vh_left:
+            raise BadRequest(
+                'A ++vh++ segment is accepted only in the path, from the '
+                'proxies in virtual_host.trusted_proxies.')
+        self.vh_left.remove(directive)
 
     def attribute_allowed(self, request, ob, name):
         """Private attributes never; over XML-RPC only the methods of an

@@ -145,8 +145,9 @@ def _chain(chunks, rest):
     yield from rest
 
 
-#: Browsers must not guess another type for an error page or other short
-#: answers the publisher makes itself.
+#: Browsers must not guess another type for what they get: the
+#: security_headers stage sends it on every response (the one home of the
+#: header); a response made outside the pipeline adds it itself.
 NOSNIFF = ('X-Content-Type-Options', 'nosniff')
 
 
@@ -166,10 +167,10 @@ def html_response(start_response, status, page, headers=()):
 
 def short_response(start_response, status, text, content_type, headers=(),
                    exc_info=None):
-    """Send ``text`` whole, with its type, length and NOSNIFF."""
+    """Send ``text`` whole, with its type and length."""
     body = text.encode('utf-8')
     headers = [('Content-Type', content_type),
-               ('Content-Length', str(len(body))), NOSNIFF] + list(headers)
+               ('Content-Length', str(len(body)))] + list(headers)
     if exc_info is None:
         start_response(status, headers)
     else:

@@ -3,15 +3,19 @@
 The ini's principals_zcml names a ZCML file of principals, which the
 site loads after its own ZCML (etc/deploy-mysql.ini:
 var/principals.zcml).  This command writes the principal there with
-an SSHA-hashed password and grants it --permission (default
-zope.ManageContent and zope.pipeline.ViewMetrics, the permission
-of the metrics.html page), keeping the other principals of the file; the
+a bcrypt-hashed password (zope.pipeline.passwords) and grants it
+--permission (default zope.ManageContent and
+zope.pipeline.ViewMetrics, the permission of the metrics.html
+page), keeping the other principals of the file; the
 file is readable by its owner only (--owner, or zope-pipeline serve
 run as root, gives it to the server's user).  The password comes from
 --password-file (its first line), else the environment variable
 ZOPE_PIPELINE_PASSWORD, else a prompt: never from the command line,
 which ps shows to every user.  Restart the server (touch its WSGI
-script) to load the change.
+script) to load the change.  The other principals of the file keep their
+hashes and password managers: an {SSHA} entry an older version wrote
+keeps working, and running this command again for its login hashes its
+password with bcrypt.
 """
 
 import os
@@ -38,8 +42,9 @@ HEADER = '''\
 
   <!-- The site's principals, written by `zope-pipeline adduser` (which
        keeps what else is here); loaded after the site ZCML because the
-       ini names this file in principals_zcml.  Passwords are SSHA
-       hashes.  Readable by the server's user only. -->
+       ini names this file in principals_zcml.  Passwords are bcrypt
+       hashes (older entries may be SSHA: run adduser again for their
+       login to rehash).  Readable by the server's user only. -->
 
 '''
 
@@ -66,6 +71,8 @@ def add_arguments(parser):
 def run(args):
     from zope.pipeline.commands.init_db import give_to_owner
     from zope.pipeline.commands.init_db import read_secret
+    from zope.pipeline.passwords import NEW_PASSWORD_MANAGER
+    from zope.pipeline.passwords import hash_password
     ini = os.path.abspath(args.ini)
     path = principals_path(ini, args.name)
     login = args.login
@@ -79,6 +86,7 @@ def run(args):
     principals[login] = {
         'id': PRINCIPAL_PREFIX + login, 'title': args.title or login,
         'login': login, 'password': hash_password(password),
+        'password_manager': NEW_PASSWORD_MANAGER,
         'permissions': args.permission or list(DEFAULT_PERMISSIONS)}
     write_principals(path, principals)
     if args.owner:
@@ -114,13 +122,6 @@ def check_password(password, login):
                          'another.')
 
 
-def hash_password(password):
-    from zope.password.password import SSHAPasswordManager
-    encoded = SSHAPasswordManager().encodePassword(password)
-    return encoded.decode('ascii') if isinstance(encoded, bytes) \
-        else encoded
-
-
 def read_principals(path):
     """{login: principal} of a file this command wrote (empty if none)."""
     if not os.path.exists(path):
@@ -140,6 +141,8 @@ def read_principals(path):
             'id': element.get('id'), 'title': element.get('title'),
             'login': element.get('login'),
             'password': element.get('password'),
+            'password_manager': element.get('password_manager',
+                                            'Plain Text'),
             'permissions': grants.get(element.get('id'), [])}
     return principals
 
@@ -153,9 +156,10 @@ def write_principals(path, principals):
         principal = principals[login]
         parts.append(
             '  <principal\n      id=%s\n      title=%s\n      login=%s\n'
-            '      password_manager="SSHA"\n      password=%s\n      />\n'
+            '      password_manager=%s\n      password=%s\n      />\n'
             % tuple(quoteattr(principal[key]) for key in
-                    ('id', 'title', 'login', 'password')))
+                    ('id', 'title', 'login', 'password_manager',
+                     'password')))
         parts.extend('  <grant permission=%s\n         principal=%s />\n'
                      % (quoteattr(permission), quoteattr(principal['id']))
                      for permission in principal['permissions'])

@@ -10,7 +10,22 @@ rendered in an interaction of its own).
 ``BasicAuthCredentials`` reads HTTP basic auth for zope.principalregistry
 and other authentication utilities (what zope.login's adapter did in the
 classic application server); zope.pipeline's site.zcml registers it.
+
+Password guessing: a request that sends HTTP Basic credentials and ends
+unauthenticated (globally and at every local site) is a failed login,
+logged at WARNING with its login and client address (escaped).  After
+``authenticate.max_failures_per_client`` failures from one client address
+(after trusted proxies) or ``authenticate.max_failures_per_login`` for one
+login within ``authenticate.failure_window`` seconds, a request with
+credentials from that client or for that login is answered 429 with
+``Retry-After`` before its password is checked: refused, never slowed
+down, so no thread waits.  A successful login forgets the failures of its
+client and its login.  The counts are kept in the memory of each process
+(``zope.pipeline.failedlogins``), shared by the chains of all request
+types: with P processes a client may make up to P times as many guesses.
 """
+
+import logging
 
 from zope.authentication.interfaces import IAuthentication
 from zope.authentication.interfaces import ILoginPassword
@@ -23,23 +38,52 @@ from zope.interface import Interface
 from zope.interface import implementer
 from zope.location.interfaces import ISite
 from zope.publisher.interfaces.http import IHTTPCredentials
+from zope.schema import Int
 from zope.security.management import newInteraction
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
+from zope.pipeline.failedlogins import FailedLogins
+from zope.pipeline.logtext import client_text
 from zope.pipeline.scene import authenticate_globally
 from zope.pipeline.scene import end_interaction
+from zope.pipeline.wsgi import html_response
+
+logger = logging.getLogger('zope.pipeline.authenticate')
 
 
 class IAuthenticateSettings(Interface):
-    """authenticate has no settings: the utilities are ZCML."""
+    """The authentication utilities are ZCML; these settings throttle
+    password guessing."""
+
+    max_failures_per_client = Int(
+        title='Failed logins from one client address within failure_window '
+              'after which its logins are refused (429); 0: no limit',
+        default=20, min=0, required=False)
+    max_failures_per_login = Int(
+        title='Failed logins for one login within failure_window after '
+              'which that login is refused (429); 0: no limit',
+        default=10, min=0, required=False)
+    failure_window = Int(
+        title='Seconds a failed login counts for', default=300, min=1,
+        required=False)
 
 
 #: The stage contract (zope.pipeline.contract): the environ keys this
 #: stage needs, reads when present, and writes.
 reads = (keys.REQUEST_KEY,)
-reads_if_present = ()
+reads_if_present = (keys.CLIENT_ADDRESS, keys.ATTEMPT)
 writes = ()
+
+#: The name of the failed logins in the publisher's shared build state.
+SHARED_NAME = 'authenticate.failed_logins'
+#: Logins longer than this are counted by their first characters.
+LOGIN_KEY_LENGTH = 256
+
+TOO_MANY_PAGE = (
+    '<!DOCTYPE html>\n<html><head><title>429 Too Many Requests</title>'
+    '</head><body><h1>429 Too Many Requests</h1><p>Too many failed logins. '
+    'Try again in %d seconds.</p></body></html>')
 @adapter(IHTTPCredentials)
 @implementer(ILoginPassword)
 class BasicAuthCredentials(LoginPassword):
@@ -91,8 +135,87 @@ def authenticate_at_site(request, ob):
         request.setPrincipal(principal)
 
 
+def attempted_login(environ, request):
+    """The login of the request's credentials (HTTP Basic, through the
+    ILoginPassword adapter), or None when it sends none."""
+    if not environ.get('HTTP_AUTHORIZATION'):
+        return None
+    credentials = ILoginPassword(request, None)
+    login = credentials.getLogin() if credentials is not None else None
+    if isinstance(login, bytes):
+        login = login.decode('utf-8', 'replace')
+    return login
+
+
+def is_authenticated(principal):
+    return principal is not None and \
+        not IUnauthenticatedPrincipal.providedBy(principal)
+
+
+def client_of(environ):
+    """The client's address after trusted proxies, else the connection's."""
+    return environ.get(keys.CLIENT_ADDRESS) or environ.get('REMOTE_ADDR', '')
+
+
+class LoginThrottle:
+    """Count failed logins per client and per login; say how long a
+    client or login is refused."""
+
+    def __init__(self, failed, per_client, per_login):
+        self.failed = failed
+        self.per_client = per_client
+        self.per_login = per_login
+
+    @staticmethod
+    def keys_of(client, login):
+        return ('client', client), ('login', login[:LOGIN_KEY_LENGTH])
+
+    def retry_after(self, client, login):
+        client_key, login_key = self.keys_of(client, login)
+        return max(self.failed.retry_after(client_key, self.per_client),
+                   self.failed.retry_after(login_key, self.per_login))
+
+    def record(self, client, login, succeeded):
+        client_key, login_key = self.keys_of(client, login)
+        if succeeded:
+            self.failed.reset(client_key)
+            self.failed.reset(login_key)
+        else:
+            self.failed.fail(client_key, self.per_client)
+            self.failed.fail(login_key, self.per_login)
+
+
+def shared_failures(build, window):
+    """The publisher's FailedLogins (one for every chain), or a new one."""
+    if build is None:
+        return FailedLogins(window)
+    failed = build.shared.get(SHARED_NAME)
+    if failed is None or failed.window != window:
+        failed = build.shared[SHARED_NAME] = FailedLogins(window)
+    return failed
+
+
+def too_many_failures(environ, start_response, client, login, seconds):
+    logger.info('Refused %s %s: too many failed logins from %s or for %s; '
+                'answered 429 (Retry-After %d)',
+                client_text(environ.get('REQUEST_METHOD')),
+                client_text(environ.get('PATH_INFO')), client_text(client),
+                client_text(login), seconds)
+    return html_response(start_response, '429 Too Many Requests',
+                         TOO_MANY_PAGE % seconds,
+                         [('Retry-After', str(seconds))])
+
+
+def log_failure(environ, client, login):
+    logger.warning('Failed login %s from %s (%s %s)', client_text(login),
+                   client_text(client) or '-',
+                   client_text(environ.get('REQUEST_METHOD')),
+                   client_text(environ.get('PATH_INFO')))
+
+
 class AuthenticateStage:
-    """Set the principal; run the rest inside a security interaction."""
+    """Set the principal; run the rest inside a security interaction;
+    refuse a client or login that failed too often."""
 
     settings_schema = IAuthenticateSettings
     reads = reads
@@ -102,11 +225,25 @@ class AuthenticateStage:
     #: Assembled into the chain when it compiles (see IStageFactory).
     traversal_hooks = (authenticate_at_site,)
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, max_failures_per_client=20,
+                 max_failures_per_login=10, failure_window=300, build=None):
         self.next_app = next_app
+        self.throttle = None
+        if max_failures_per_client or max_failures_per_login:
+            self.throttle = LoginThrottle(
+                shared_failures(build, failure_window),
+                max_failures_per_client, max_failures_per_login)
 
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]
+        login = attempted_login(environ, request)
+        if login is not None:
+            client = client_of(environ)
+            seconds = self.throttle.retry_after(client, login) \
+                if self.throttle is not None else 0
+            if seconds:
+                return too_many_failures(environ, start_response, client,
+                                         login, seconds)
         principal = authenticate_globally(request)
         if principal is not None:
             request.setPrincipal(principal)
@@ -115,3 +252,17 @@ class AuthenticateStage:
             return self.next_app(environ, start_response)
         finally:
             end_interaction(request)
+            if login is not None:
+                self.record(environ, client, login, request.principal)
+
+    def record(self, environ, client, login, principal):
+        """Count the login's outcome once the request is over (a local
+        site may have authenticated it); a retried attempt's failure is
+        counted once."""
+        succeeded = is_authenticated(principal)
+        if not succeeded:
+            if environ.get(keys.ATTEMPT, 1) != 1:
+                return
+            log_failure(environ, client, login)
+        if self.throttle is not None:
+            self.throttle.record(client, login, succeeded)

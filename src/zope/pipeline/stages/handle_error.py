@@ -88,7 +88,6 @@ from zope.pipeline.logtext import logger_for
 from zope.pipeline.responses import emit
 from zope.pipeline.scene import authenticate_globally
 from zope.pipeline.scene import end_interaction
-from zope.pipeline.wsgi import NOSNIFF
 from zope.pipeline.wsgi import plain_response
 
 logger = logger_for('zope.pipeline.error')
@@ -334,7 +333,6 @@ class HandleErrorStage:
         with error_scene(environ.get(keys.CONTEXT), request):
             self.report(environ, request, status, error, exc_info)
             response.reset()
-            response.setHeader(*NOSNIFF)
             if IXMLRPCRequest.providedBy(request) and status != 401:
                 # XML-RPC clients understand faults, not error pages: an
                 # exception view for XML-RPC requests, else a fault
@@ -351,7 +349,6 @@ class HandleErrorStage:
             if not self.view_rendered(environ, request, response, error,
                                       status):
                 response.reset()
-                response.setHeader(*NOSNIFF)
                 status = self.prepare(environ, request, response, error,
                                       status)
                 response.setStatus(status)
@@ -397,7 +394,6 @@ class HandleErrorStage:
                         environ.get('PATH_INFO'), error)
         response = environ[keys.REQUEST_KEY].response
         response.reset()
-        response.setHeader(*NOSNIFF)
         response.setStatus(503)
         response.setHeader('Retry-After', retry_after_of(environ))
         response.setHeader('Content-Type', 'text/html;charset=utf-8')

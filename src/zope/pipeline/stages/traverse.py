@@ -12,7 +12,10 @@ views used of the classic publication, ``db`` included).
 
 Dot segments are resolved by ``zope.pipeline.paths``, as RFC 3986 says
 (``/a/../b`` is ``/b``); a ``..`` that would leave the root, or the virtual
-root of a ``++vh++`` directive, is a 400.  A page reached through a
+root of a ``++vh++`` directive, is a 400.  The ``vh`` namespace applies
+only the ``++vh++`` directives virtual_host checked in the path
+(``zope.pipeline.vh_directives``); a namespace that cannot apply its name
+(``ValueError``) is a 400 too.  A page reached through a
 ``:method`` form field gets its URL as the response's base, as
 BrowserRequest means to do (it looks for the suffix after traversing it
 has emptied the list).
@@ -42,7 +45,7 @@ class ITraverseSettings(Interface):
 #: The stage contract (zope.pipeline.contract): the environ keys this
 #: stage needs, reads when present, and writes.
 reads = (keys.REQUEST_KEY, keys.ROOT)
-reads_if_present = (keys.TRAVERSAL_HOOKS,)
+reads_if_present = (keys.TRAVERSAL_HOOKS, keys.VH_DIRECTIVES)
 writes = (keys.CONTEXT, keys.PUBLISHED, keys.DEFAULT_VIEW)
 
 

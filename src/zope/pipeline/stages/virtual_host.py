@@ -10,7 +10,10 @@ them.  A ``++vh++`` segment in the path is accepted from those proxies
 only (``vh_from_anyone = true`` restores the classic publisher, which took
 it from anyone), and one the server added itself (``SiteAtRoot`` names the
 object in ``zope.pipeline.site_root``; this stage rewrites the path after
-checking the client's).  The host of the request, forwarded or not, and
+checking the client's).  The directives it checked go to
+``zope.pipeline.vh_directives``: traversal applies those and no other, so
+a ``++vh++`` that a ``:method`` form field or an XML-RPC method name adds
+after the path is refused.  The host of the request, forwarded or not, and
 the host of every ``++vh++`` directive must be in
 ``virtual_host.allowed_hosts`` (default: the loopback names).  A refused
 request gets 400 with a page that says why; the client address, after
@@ -74,6 +77,7 @@ reads = ()
 reads_if_present = (keys.SITE_ROOT,)
 writes = (
     keys.CLIENT_ADDRESS,
+    keys.VH_DIRECTIVES,
     'PATH_INFO',
     'HTTP_HOST',
     'SERVER_PORT',
@@ -281,10 +285,12 @@ class VirtualHostStage:
             for key in FORWARDED_KEYS:
                 environ.pop(key, None)
         self.check_host(environ)
-        self.check_path(environ.get('PATH_INFO', ''), trusted)
+        directives = self.check_path(environ.get('PATH_INFO', ''), trusted)
         root = environ.get(keys.SITE_ROOT)
         if root:
             environ['PATH_INFO'] = site_root_path(root, environ)
+            directives = ('',) + directives
+        environ[keys.VH_DIRECTIVES] = directives
 
     def check_host(self, environ):
         host = environ.get('HTTP_HOST')
@@ -302,19 +308,22 @@ class VirtualHostStage:
 
     def check_path(self, path, trusted):
         """Refuse a client's ++vh++, a bad or disallowed ++vh++ directive
-        and a path that climbs above the root."""
+        and a path that climbs above the root; return the directives
+        checked."""
         if paths.VH_PREFIX not in path:
             if paths.has_dot_segments(path):
                 paths.resolve(path)
-            return
+            return ()
         if not (trusted or self.vh_from_anyone):
             raise Refused(
                 'A ++vh++ segment in the path is accepted only from the '
                 'proxies in virtual_host.trusted_proxies (or from anyone '
                 'with virtual_host.vh_from_anyone = true).')
         names = paths.resolve(path)
-        for index, directive in vh_directives(names):
+        directives = vh_directives(names)
+        for index, directive in directives:
             check_vh(names, index, directive, self.allowed_hosts)
+        return tuple(directive for _index, directive in directives)
 
 
 def apply_forwarded(environ):
