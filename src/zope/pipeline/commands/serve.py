@@ -55,6 +55,7 @@ from zope.pipeline.ownership import secret_files
 from zope.pipeline.startup import check_threads
 from zope.pipeline.startup import configure_logging
 from zope.pipeline.startup import database_configs
+from zope.pipeline.startup import guard_known_passwords
 from zope.pipeline.startup import load_application
 from zope.pipeline.startup import open_databases
 from zope.pipeline.startup import process_databases
@@ -168,21 +169,20 @@ def run(args):
     check_threads(publisher, threads, '--threads / [server:main] threads')
     if args.mod_wsgi and args.admin_processes:
         check_threads(publisher, args.admin_threads, '--admin-threads')
-    refuse_known_passwords(publisher, host, ini)
+    application = refuse_known_passwords(application, publisher, host, ini)
     if args.mod_wsgi:
         return serve_mod_wsgi(args, ini, publisher, host, port, threads)
     return serve_waitress(application, publisher, host, port, threads, ini)
 
 
-def refuse_known_passwords(publisher, host, ini):
-    """Stop before serving known passwords on an address that is not
-    loopback, unless the ini says ``demo = true``
+def refuse_known_passwords(application, publisher, host, ini):
+    """Stop before serving known passwords to anyone but this machine's
+    user, unless the ini says ``demo = true``; return the application,
+    kept to local clients when it has them
     (zope.pipeline.credentials)."""
     from zope.pipeline.credentials import KnownPasswordError
-    from zope.pipeline.credentials import check_known_passwords
     try:
-        check_known_passwords(database_configs(publisher), host,
-                              getattr(publisher, 'demo', False), ini)
+        return guard_known_passwords(application, publisher, host, ini)
     except KnownPasswordError as error:
         raise SystemExit(str(error)) from None
 
