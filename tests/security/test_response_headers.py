@@ -2,8 +2,8 @@
 (zope.publisher's ``X-Powered-By`` names Zope and Python on every
 response, which helps only an attacker choosing exploits)."""
 
-from tests.security.conftest import build_site
 from tests.security.conftest import RawClient
+from tests.security.conftest import build_site
 from tests.security.conftest import site_settings
 
 
