@@ -24,6 +24,16 @@ def need(condition, reason):
     pytest.skip(reason)
 
 
+@pytest.fixture(autouse=True)
+def kept_umask():
+    """Every test ends with the umask it began with (``zope-pipeline
+    serve``, called in the test process, sets the servers' private one)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    yield
+    os.umask(umask)
+
+
 @pytest.fixture
 def clean_zope():
     """A clean component registry, security and site before and after."""

@@ -128,6 +128,8 @@ def no_waitress(monkeypatch, saved_logging):
                         lambda application, **options: served.append(
                             options))
     monkeypatch.setattr(serve, 'open_databases', lambda publisher: None)
+    # As the user running the tests (root would become www-data).
+    monkeypatch.setattr(serve, 'run_as', lambda user, group: (None, None))
     return served
 
 

@@ -1,7 +1,8 @@
 """Running ``zope-pipeline serve`` as root: the user Apache's children
-run as, the storage directories and secret files given to that user (never
-through a symbolic link), and a clear refusal when that user cannot read
-what the daemon processes need.
+(and waitress, once it has bound its socket) run as, the storage
+directories given to that user (never through a symbolic link; what root
+keeps: zope.pipeline.layout), and a clear refusal when that user cannot
+read what the daemon processes need.
 """
 
 import grp
@@ -34,22 +35,11 @@ def run_as(user=None, group=None):
 
 def give_directory(directory, user, group):
     """Create ``directory`` if needed; make it (and what it holds) the
-    user's, so the daemon processes can write the storage.  Never through
-    a symbolic link: a link (the directory, or in it) is refused or left
-    alone, so root never changes the owner of what a link points to."""
-    from zope.pipeline.privatefiles import UnsafePathError
-    from zope.pipeline.privatefiles import give_to
-    from zope.pipeline.privatefiles import refuse_link
-    try:
-        refuse_link(directory, "a storage directory, given to %s" % user)
-    except UnsafePathError as error:
-        raise SystemExit(str(error)) from None
-    os.makedirs(directory, exist_ok=True)
-    uid, gid = pwd.getpwnam(user).pw_uid, grp.getgrnam(group).gr_gid
-    give_to(directory, uid, gid)
-    for parent, directories, files in os.walk(directory):
-        for entry in directories + files:
-            give_to(os.path.join(parent, entry), uid, gid)
+    user's and private to it (``layout.make_private_tree``), so the daemon
+    processes can write the storage.  Never through a symbolic link."""
+    from zope.pipeline.layout import daemon_of
+    from zope.pipeline.layout import make_private_tree
+    make_private_tree(directory, daemon_of(user, group))
 
 
 def secret_files(publisher):
@@ -64,19 +54,6 @@ def secret_files(publisher):
         if option_file and os.path.exists(option_file):
             paths.append(option_file)
     return paths
-
-
-def give_secret(path, user, group):
-    """Make a secret file readable by the daemon processes' user only."""
-    from zope.pipeline.privatefiles import UnsafePathError
-    from zope.pipeline.privatefiles import give_to
-    from zope.pipeline.privatefiles import refuse_link
-    try:
-        refuse_link(path, 'a secret file, given to %s' % user)
-    except UnsafePathError as error:
-        raise SystemExit(str(error)) from None
-    give_to(path, pwd.getpwnam(user).pw_uid, grp.getgrnam(group).gr_gid)
-    os.chmod(path, 0o600)
 
 
 def readable_paths(ini, publisher):
