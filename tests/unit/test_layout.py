@@ -186,7 +186,11 @@ def test_a_generated_server_root_that_is_a_link_is_replaced(tmp_path):
 def test_the_daemons_own_directories_in_the_server_root_are_its(tmp_path):
     root = make(tmp_path / 'apache')
     make(tmp_path / 'apache' / 'run', 0o777)
-    assert not layout.changeable_server_root(root, NOBODY)
+    import socket
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(os.path.join(root, 'wsgi.1.sock'))
+        os.chmod(os.path.join(root, 'wsgi.1.sock'), 0o777)
+        assert not layout.changeable_server_root(root, NOBODY)
     make(tmp_path / 'apache' / 'htdocs', 0o777)
     assert layout.changeable_server_root(root, NOBODY)
 

@@ -300,13 +300,18 @@ def prepare_server_root(server_root, daemon, generated):
 
 def changeable_server_root(server_root, daemon):
     """Whether the daemon user can change the server root or one of the
-    entries in it that are not its own directories."""
+    entries in it that are not its own: its directories, and the sockets
+    Apache gives it (nobody reads or runs a socket)."""
     info = os.lstat(server_root)
     if stat.S_ISLNK(info.st_mode) or can_change(info, daemon):
         return True
-    return any(can_change(os.lstat(os.path.join(server_root, name)), daemon)
-               for name in os.listdir(server_root)
-               if name not in DAEMON_ENTRIES)
+    for name in os.listdir(server_root):
+        entry = os.lstat(os.path.join(server_root, name))
+        if name not in DAEMON_ENTRIES and \
+                not stat.S_ISSOCK(entry.st_mode) and \
+                can_change(entry, daemon):
+            return True
+    return False
 
 
 def remove(path):
