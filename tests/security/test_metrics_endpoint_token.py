@@ -72,3 +72,15 @@ def test_development_keeps_the_endpoint_open_to_loopback(
         clean_zope):
     response = served(DEVELOPMENT_INI).get('/_metrics')
     assert 'zope_pipeline_requests_total' in response.text
+
+
+def test_serve_shares_the_token_file_with_the_daemon_processes(
+        clean_zope, production_copy, tmp_path):
+    """Run as root, serve makes it root's and readable by the daemons'
+    group (zope.pipeline.layout.share_secret), as the other secrets."""
+    from zope.pipeline.ownership import secret_files
+    token = tmp_path / 'metrics-token'
+    token.write_text('s3cret-token-of-the-site\n')
+    _application, publisher = load_application(production_copy(
+        'metrics_endpoint.token_file = %s' % token))
+    assert str(token) in secret_files(publisher)

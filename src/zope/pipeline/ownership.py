@@ -43,11 +43,15 @@ def give_directory(directory, user, group):
 
 
 def secret_files(publisher):
-    """Files with secrets the daemon processes read: the principals file
-    and the MySQL option files of the databases."""
+    """Files with secrets the daemon processes read: the principals file,
+    the metrics endpoint's token file and the MySQL option files of the
+    databases."""
     from zope.pipeline.credentials import mysql_section_of
     paths = [publisher.principals_zcml] if getattr(
         publisher, 'principals_zcml', None) else []
+    paths.extend(os.path.abspath(stage.app.token_file)
+                 for stage in publisher.outer.stages
+                 if getattr(stage.app, 'token_file', ''))
     for _path, section in database_configs(publisher):
         mysql = mysql_section_of(section) if section is not None else None
         option_file = getattr(mysql, 'read_default_file', None)

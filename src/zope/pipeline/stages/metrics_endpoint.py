@@ -110,6 +110,9 @@ class MetricsEndpointStage:
         self.path = check_path(path)
         self.allow = AddressList(allow, 'metrics_endpoint.allow')
         token = read_token(token, token_file)
+        #: The file the token was read from ('' for none): a secret file
+        #: the server's processes read (``ownership.secret_files``).
+        self.token_file = token_file
         self.authorization = ('Bearer ' + token).encode('ascii') \
             if token else None
         self.off = require_token and not token
