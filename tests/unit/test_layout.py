@@ -262,3 +262,20 @@ def test_waitress_as_root_binds_before_it_drops(monkeypatch):
     finally:
         for sock in bound:
             sock.close()
+
+
+def test_a_state_directory_that_is_the_storage_is_the_daemons(
+        tmp_path, monkeypatch):
+    """A ZConfig keeping SQLite in var/ itself, served by waitress: var/
+    is a storage directory, made private as one (not taken back)."""
+    var = make(tmp_path / 'var', 0o755)
+    monkeypatch.setattr(layout, 'storage_directories', lambda publisher: [
+        var])
+    monkeypatch.setattr(layout, 'root_paths', lambda *args: [])
+    prepared = []
+    monkeypatch.setattr(layout, 'prepare_state_directory',
+                        lambda *args: prepared.append(args))
+    layout.prepare_site_files(str(tmp_path / 'etc' / 'site.ini'), None,
+                              None)
+    assert prepared == []
+    assert stat.S_IMODE(os.stat(var).st_mode) == 0o700

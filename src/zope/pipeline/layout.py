@@ -337,7 +337,9 @@ def prepare_site_files(ini, publisher, daemon, server_root=None,
     paths = root_paths(ini, publisher, secrets, roots + list(more))
     if daemon is not None:
         refuse_storage_holding(storage, paths, daemon)
-    prepare_state_directory(state_directory(ini), daemon, storage + roots)
+    state = state_directory(ini)
+    if state not in storage:
+        prepare_state_directory(state, daemon, storage + roots)
     for directory in storage:
         make_private_tree(directory, daemon)
     for path in secrets:

@@ -180,6 +180,9 @@ def run(args):
     if args.mod_wsgi:
         return serve_mod_wsgi(args, ini, publisher, host, port, threads)
     prepare_site_files(ini, publisher, daemon)
+    if daemon is not None:
+        check_readable_by(daemon.user, daemon.group,
+                          readable_paths(ini, publisher))
     return serve_waitress(application, publisher, host, port, threads, ini,
                           daemon)
 
