@@ -184,6 +184,7 @@ def development_copy(tmp_path, extra='', development=True):
 def served_apps(monkeypatch, saved_logging):
     """The applications serve would give waitress, instead of serving."""
     served = []
+    monkeypatch.setattr(serve, 'run_as', lambda user, group: (None, None))
     monkeypatch.setattr(serve, 'serve_waitress',
                         lambda application, *args, **kwargs:
                         served.append(application) or 0)
