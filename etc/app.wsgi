@@ -38,6 +38,10 @@ from zope.pipeline.startup import SiteAtRoot
 from zope.pipeline.startup import load_site
 from zope.pipeline.startup import refuse
 
+# What the daemon processes create (the database, caches, compiled
+# templates) is their user's only.
+os.umask(0o077)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 INI = os.environ.get('ZOPE_PIPELINE_INI', '').strip()
 SITE_PATH = os.environ.get('ZOPE_PIPELINE_SITE_PATH', '')

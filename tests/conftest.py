@@ -24,6 +24,30 @@ def need(condition, reason):
     pytest.skip(reason)
 
 
+@pytest.fixture(autouse=True)
+def kept_umask():
+    """Every test ends with the umask it began with (``zope-pipeline
+    serve``, called in the test process, sets the servers' private one)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    yield
+    os.umask(umask)
+
+
+@pytest.fixture(autouse=True)
+def test_process_keeps_its_user(monkeypatch):
+    """`zope-pipeline serve` run as root becomes www-data once waitress
+    has bound its socket: never the test process (a test that serves in
+    it patches ``serve.run_as``; the servers tests start are processes of
+    their own)."""
+    from zope.pipeline.commands import serve
+
+    def refuse(daemon):
+        raise AssertionError('The test process would become %s: patch '
+                             'serve.run_as.' % daemon.user)
+    monkeypatch.setattr(serve, 'drop_privileges', refuse)
+
+
 @pytest.fixture
 def clean_zope():
     """A clean component registry, security and site before and after."""

@@ -245,16 +245,17 @@ def copy_etc(tmp_path):
     return etc
 
 
-def test_deploy_ini_serves_the_sample_site_from_sqlite_in_var(
+def test_deploy_ini_serves_the_sample_site_from_sqlite_in_var_data(
         clean_zope, tmp_path):
     import webtest
 
     from zope.pipeline.startup import load_application
     from zope.pipeline.startup import open_databases
     etc = copy_etc(tmp_path)
+    (tmp_path / 'var').mkdir()  # the checkout's var/ (var/README)
     application, publisher = load_application(str(etc / 'deploy.ini'))
     open_databases(publisher)
-    assert (tmp_path / 'var' / 'main.sqlite3').exists()
+    assert (tmp_path / 'var' / 'data' / 'main.sqlite3').exists()
     response = webtest.TestApp(application, lint=True).get('/folder/page')
     assert len(item_titles(response.text)) == 10
     assert 'X-Pipeline-Pid' in response.headers

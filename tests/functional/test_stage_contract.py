@@ -239,8 +239,10 @@ def test_every_stage_reads_and_writes_only_what_it_declares(app, log):
 #: its attempt when none is left, and answered 503 with the Retry-After
 #: of the retry stage).
 #: fix_relative_links reads the others in its redirect mode only (the next
-#: test).
-NOT_EXERCISED = {('handle_error', 'zope.pipeline.retries_left'),
+#: test); create_request writes powered_by with create_request.powered_by =
+#: true only (tests/security/test_response_headers.py).
+NOT_EXERCISED = {('create_request', 'zope.pipeline.powered_by'),
+                 ('handle_error', 'zope.pipeline.retries_left'),
                  ('handle_error', 'zope.pipeline.attempt'),
                  ('handle_error', 'zope.pipeline.retry_after'),
                  ('fix_relative_links', 'zope.request'),

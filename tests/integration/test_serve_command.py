@@ -568,7 +568,7 @@ def test_site_path_is_normalised():
 
 
 def test_waitress_serves_after_opening_the_database(
-        clean_zope, site_dir, monkeypatch, capsys):
+        clean_zope, site_dir, monkeypatch, capsys, as_user):
     import signal
 
     import waitress

@@ -16,11 +16,12 @@ from tests.integration import support
 
 
 def rewrite_password(path, password):
-    """Write the option file again, keeping its owner (the server's user,
-    as `zope-pipeline serve` made it)."""
+    """Write the option file again, keeping its owner and mode (root's,
+    readable by the server's group, as `zope-pipeline serve` made it)."""
     info = os.stat(path)
     write_option_file(path, password)
     os.chown(path, info.st_uid, info.st_gid)
+    os.chmod(path, info.st_mode)
 
 pytestmark = pytest.mark.integration
 

@@ -128,6 +128,8 @@ def no_waitress(monkeypatch, saved_logging):
                         lambda application, **options: served.append(
                             options))
     monkeypatch.setattr(serve, 'open_databases', lambda publisher: None)
+    # As the user running the tests (root would become www-data).
+    monkeypatch.setattr(serve, 'run_as', lambda user, group: (None, None))
     return served
 
 
@@ -161,3 +163,77 @@ def test_a_demo_site_with_the_sample_admin_starts_with_a_warning(
     assert "WARNING [zope.pipeline.credentials] pid %d: Demonstration " \
         "site (demo = true): %s would be served on 0.0.0.0" % (
             os.getpid(), ini) in capsys.readouterr().err
+
+
+def development_copy(tmp_path, extra='', development=True):
+    """etc/deploy.ini (the sample administrator admin/admin) on a
+    database in memory; without its ``development = true`` it stands for
+    a production ini that carries a known password."""
+    text = open(DEVELOPMENT_INI).read().replace(
+        'site_zcml = site-dev.zcml', 'site_zcml = %s\n%s'
+        % (os.path.join(ROOT, 'etc', 'site-dev.zcml'), extra)).replace(
+        '%(here)s/zodb-sqlite.conf', '')
+    if not development:
+        text = text.replace('development = true\n', '')
+    ini = tmp_path / 'site.ini'
+    ini.write_text(text)
+    return str(ini)
+
+
+@pytest.fixture
+def served_apps(monkeypatch, saved_logging):
+    """The applications serve would give waitress, instead of serving."""
+    served = []
+    monkeypatch.setattr(serve, 'run_as', lambda user, group: (None, None))
+    monkeypatch.setattr(serve, 'serve_waitress',
+                        lambda application, *args, **kwargs:
+                        served.append(application) or 0)
+    return served
+
+
+def test_known_password_refused_behind_trusted_proxy(
+        clean_zope, served_apps, tmp_path):
+    """A local nginx in front of a loopback waitress serves the internet:
+    trusted_proxies says so."""
+    ini = development_copy(
+        tmp_path, 'virtual_host.trusted_proxies = 127.0.0.1 ::1')
+    with pytest.raises(SystemExit) as caught:
+        zope_pipeline(['serve', ini, '--host', '127.0.0.1'])
+    assert 'behind proxies (virtual_host.trusted_proxies = 127.0.0.1/32 ' \
+        '::1/128)' in str(caught.value)
+    assert "the administrator 'admin' has a known password" in \
+        str(caught.value)
+    assert served_apps == []
+
+
+def test_known_password_refused_by_a_production_ini_on_loopback(
+        clean_zope, served_apps, tmp_path):
+    ini = development_copy(tmp_path, development=False)
+    with pytest.raises(SystemExit) as caught:
+        zope_pipeline(['serve', ini, '--host', '127.0.0.1'])
+    assert 'not a development one' in str(caught.value)
+    assert served_apps == []
+
+
+@pytest.mark.parametrize('header', [
+    {'HTTP_X_FORWARDED_FOR': '198.51.100.7'},
+    {'HTTP_FORWARDED': 'for=198.51.100.7'},
+    {'HTTP_X_REAL_IP': '198.51.100.7'},
+    {'HTTP_VIA': '1.1 proxy'},
+    {'REMOTE_ADDR': '192.0.2.8'},
+])
+def test_known_password_refused_to_a_request_a_local_proxy_forwarded(
+        clean_zope, served_apps, tmp_path, header):
+    """A proxy nobody declared (no trusted_proxies) in front of the
+    development site: what it forwards never reaches admin/admin."""
+    assert zope_pipeline(['serve', development_copy(tmp_path), '--host',
+                          '127.0.0.1']) == 0
+    app = webtest.TestApp(served_apps[0],
+                          extra_environ={'REMOTE_ADDR': '127.0.0.1'})
+    edit = '/folder/page/@@edit'
+    assert app.get(edit, extra_environ=basic('admin', 'admin'),
+                   status='*').status_int == 200
+    response = app.get(edit, extra_environ=dict(basic('admin', 'admin'),
+                                                **header), status='*')
+    assert response.status_int == 403
+    assert 'known passwords' in response.text

@@ -39,6 +39,7 @@ def test_waitress_refuses_bodies_over_retry_max_body(
     monkeypatch.setattr(waitress, 'serve',
                         lambda application, **options: served.append(
                             options))
+    monkeypatch.setattr(serve, 'run_as', lambda user, group: (None, None))
     assert zope_pipeline(['serve', small_body_ini]) == 0
     assert served[0]['max_request_body_size'] == 12345
 

@@ -93,3 +93,30 @@ def test_a_known_database_password_on_a_public_address_is_refused(
     assert credentials.check_known_passwords(
         [database(tmp_path, 'passwd a-password-of-our-own')], None, False,
         'site.ini') == []
+
+
+def test_a_site_without_virtual_host_trusts_no_proxy_and_is_production():
+    class Bare:
+        pass
+    assert credentials.trusted_proxies(Bare()) is None
+    assert credentials.exposures_of(Bare()) == [
+        'by an ini that is not a development one (it does not say '
+        'development = true)']
+
+
+def test_a_development_site_on_loopback_is_reached_by_its_user_only():
+    assert credentials.reach_of('127.0.0.1', []) is None
+    assert credentials.reach_of('::1', ['behind proxies']) == \
+        'behind proxies'
+    assert credentials.reach_of('0.0.0.0', ['behind proxies']) == \
+        'on 0.0.0.0, which is not loopback and behind proxies'
+
+
+def test_a_demo_or_a_site_without_known_passwords_is_not_kept_local(
+        clean_zope):
+    def application(environ, start_response):
+        return []
+    assert credentials.keep_known_passwords_local(application, [], True) \
+        is application
+    assert credentials.keep_known_passwords_local(application, [], False) \
+        is application

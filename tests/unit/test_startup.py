@@ -171,6 +171,7 @@ def test_waitress_names_what_to_change_when_the_database_refuses(
     def refuse(publisher):
         raise MySQLError(1045, 'Access denied')
     monkeypatch.setattr(serve, 'open_databases', refuse)
+    monkeypatch.setattr(serve, 'run_as', lambda user, group: (None, None))
     ini = write_ini(tmp_path, BROKEN_ZCML.replace(
         '<utility component="no.such.module.thing" '
         'provides="no.such.IThing" />', ''))

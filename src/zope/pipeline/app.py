@@ -61,11 +61,12 @@ def use_template_cache(directory):
 
 def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
              where_settings='the application settings', principals_zcml=None,
-             demo=False, template_cache=None):
+             demo=False, template_cache=None, development=False):
     """Load the site's ZCML (and its principals) and return its Publisher.
 
-    ``demo`` is recorded on the publisher (``publisher.demo``) for the
-    servers' known-password check (zope.pipeline.credentials).
+    ``demo`` and ``development`` are recorded on the publisher
+    (``publisher.demo``, ``publisher.development``) for the servers'
+    known-password check (zope.pipeline.credentials).
     ``template_cache`` is the directory keeping compiled view templates
     for the processes started later (None: memory;
     ``template_cache_directory``).
@@ -74,6 +75,7 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
     publisher = Publisher(load_zcml(site_zcml, principals_zcml), settings,
                           where_settings)
     publisher.demo = demo
+    publisher.development = development
     publisher.principals_zcml = principals_zcml
     # Every checker exists now: stop the C checker's leak on them.
     security.apply()
@@ -125,12 +127,13 @@ def principals_file(here, options, where):
     return path
 
 
-def demo_option(options, where):
-    text = options.get('demo', 'false').strip().lower()
+def demo_option(options, where, name='demo'):
+    """The boolean publisher option ``name`` (default false)."""
+    text = options.get(name, 'false').strip().lower()
     if text not in BOOLEANS:
         raise ConfigurationError(
-            "demo = %r in %s: expected one of: true, false, yes, no, on, "
-            "off, 1, 0." % (options['demo'], where))
+            "%s = %r in %s: expected one of: true, false, yes, no, on, "
+            "off, 1, 0." % (name, options[name], where))
     return BOOLEANS[text]
 
 
@@ -172,7 +175,8 @@ def app_factory(global_conf, **local_conf):
     ``site_zcml`` (relative to the ini's directory) names the site's ZCML;
     ``principals_zcml`` a ZCML file of principals loaded after it (see
     ``zope-pipeline adduser``); ``demo = true`` allows known passwords
-    beyond loopback (zope.pipeline.credentials); ``template_cache`` keeps
+    beyond loopback, ``development = true`` on loopback
+    (zope.pipeline.credentials); ``template_cache`` keeps
     compiled templates (``template_cache_directory``); every other key is
     a stage setting, ``<stage>.<key> = value``.
     """
@@ -186,4 +190,5 @@ def app_factory(global_conf, **local_conf):
     return make_app(site_zcml, settings, where_settings,
                     principals_file(here, options, where_settings),
                     demo_option(options, where_settings),
-                    template_cache_directory(here, options, where_settings))
+                    template_cache_directory(here, options, where_settings),
+                    demo_option(options, where_settings, 'development'))

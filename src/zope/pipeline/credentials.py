@@ -4,15 +4,24 @@ The sample site's administrator (``admin``/``admin``, etc/site-dev.zcml)
 and the sample database password (``zope-pipeline-sample``) are known to
 everyone.  ``check_known_passwords`` finds them in a loaded site (the
 principals of ``zope.principalregistry`` and the MySQL password of each
-database) and, when the server listens on an address other than loopback
-(or on one it does not know, as under a system Apache), refuses to start,
-unless the ini says the site is a demonstration (``demo = true``): then
-it only logs a warning.
+database) and refuses to start when anyone but this machine's user may
+reach the site: the server listens on an address other than loopback (or
+on one it does not know, as under a system Apache), proxies are trusted
+(``virtual_host.trusted_proxies``: a proxy forwards other people's
+requests), or the ini does not say it is a development one
+(``development = true``; a production ini never serves known passwords).
+``demo = true`` lets a demonstration site start anyway, with a warning.
+A development site that does serve them, on loopback, refuses every
+request that a proxy forwarded or that comes from another address
+(``LocalClientsOnly``): a local reverse proxy in front of it would serve
+the sample administrator to the internet.
 """
 
 import configparser
 import ipaddress
 import logging
+
+from zope.pipeline.wsgi import plain_response
 
 logger = logging.getLogger('zope.pipeline.credentials')
 
@@ -117,26 +126,101 @@ def known_password_problems(database_configs):
     return problems
 
 
-def check_known_passwords(database_configs, listen, demo, where):
+def exposures_of(publisher):
+    """How a loaded site may be reached by others than this machine's user,
+    whatever address it listens on (sentences; none: only through
+    loopback by the local user)."""
+    exposures = []
+    proxies = trusted_proxies(publisher)
+    if proxies:
+        exposures.append('behind proxies (virtual_host.trusted_proxies = '
+                         '%s), which forward other clients\' requests'
+                         % ' '.join(str(network)
+                                    for network in proxies.networks))
+    if not getattr(publisher, 'development', False):
+        exposures.append('by an ini that is not a development one (it does '
+                         'not say development = true)')
+    return exposures
+
+
+def trusted_proxies(publisher):
+    """The ``virtual_host.trusted_proxies`` of a loaded site (an
+    AddressList), or None without a virtual_host stage."""
+    for stage in getattr(getattr(publisher, 'outer', None), 'stages', ()):
+        if stage.name == 'virtual_host':
+            return getattr(stage.app, 'proxies', None)
+    return None
+
+
+def reach_of(listen, exposures):
+    """Where a site would be served (the start of a sentence), or None
+    when only the local user reaches it."""
+    reach = list(exposures)
+    if not is_loopback(listen):
+        reach.insert(0, 'on %s, which is not loopback' % (
+            listen or 'an address this process cannot know (a system '
+            'Apache: any of its Listen addresses)'))
+    return ' and '.join(reach) if reach else None
+
+
+def check_known_passwords(database_configs, listen, demo, where,
+                          exposures=()):
     """Refuse (``KnownPasswordError``) to serve known passwords on
-    ``listen`` unless it is loopback or ``demo``; log a warning when it is
-    a demo.  ``where`` names the ini."""
-    if is_loopback(listen):
+    ``listen`` unless it is loopback and nothing in ``exposures``
+    (``exposures_of``) lets others reach the site, or ``demo``; log a
+    warning when it is a demo.  ``where`` names the ini."""
+    reach = reach_of(listen, exposures)
+    if reach is None:
         return []
     problems = known_password_problems(database_configs)
     if not problems:
         return problems
-    address = listen or 'an address this process cannot know (a system ' \
-        'Apache: any of its Listen addresses)'
-    problem = ('%s would be served on %s, which is not loopback, with known '
-               'passwords: %s.' % (where, address, '; '.join(problems)))
+    problem = ('%s would be served %s, with known passwords: %s.'
+               % (where, reach, '; '.join(problems)))
     if demo:
         logger.warning('Demonstration site (demo = true): %s', problem)
         return problems
     message = ('%s  Create the administrator with `zope-pipeline adduser '
                '%s --login LOGIN` and the database password with '
-               '`zope-pipeline init-db %s` (see docs/security.md), or listen '
-               'on 127.0.0.1; for a demonstration only, set `demo = true` '
-               'in its [app:main].' % (problem, where, where))
+               '`zope-pipeline init-db %s` (see docs/security.md), or serve '
+               'a development ini (development = true) on 127.0.0.1 without '
+               'trusted proxies; for a demonstration only, set `demo = '
+               'true` in its [app:main].' % (problem, where, where))
     logger.error('%s', message)
     raise KnownPasswordError(message)
+
+
+#: Request headers a proxy adds: a request carrying one was forwarded.
+FORWARDED_HEADERS = ('HTTP_FORWARDED', 'HTTP_X_FORWARDED_FOR',
+                     'HTTP_X_FORWARDED_HOST', 'HTTP_X_FORWARDED_PROTO',
+                     'HTTP_X_FORWARDED_SERVER', 'HTTP_X_REAL_IP', 'HTTP_VIA')
+
+
+def keep_known_passwords_local(application, database_configs, demo):
+    """``application``, behind ``LocalClientsOnly`` when the site has
+    known passwords (and is not a demo): what ``check_known_passwords``
+    let start on loopback."""
+    if demo or not known_password_problems(database_configs):
+        return application
+    logger.warning('This development site has known passwords: it answers '
+                   'only requests from this machine that no proxy '
+                   'forwarded.')
+    return LocalClientsOnly(application)
+
+
+class LocalClientsOnly:
+    """Answer 403 to a request from another address than loopback, or
+    forwarded by a proxy (it carries a forwarding header): a site with
+    known passwords serves this machine's user only."""
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        if is_loopback(environ.get('REMOTE_ADDR', '')) and not any(
+                name in environ for name in FORWARDED_HEADERS):
+            return self.application(environ, start_response)
+        return plain_response(
+            start_response, '403 Forbidden',
+            'This development site has known passwords and serves this '
+            "machine's user only, not requests a proxy forwarded.")

@@ -66,6 +66,9 @@ SITE_ROOT = 'zope.pipeline.site_root'
 #: Set by an outer stage that answered a request metrics must not count
 #: (the metrics endpoint's own scrapes).
 UNMETERED = 'zope.pipeline.unmetered'
+#: True when responses keep zope.publisher's ``X-Powered-By`` header
+#: (``create_request.powered_by``); absent, ``responses.emit`` drops it.
+POWERED_BY = 'zope.pipeline.powered_by'
 #: The metrics ``Record`` of this request (the metrics stage's; shared by
 #: the attempts, since retry copies the environ shallowly).
 RECORD_KEY = 'zope.pipeline.metrics.record'

@@ -12,6 +12,7 @@ import pwd
 import shutil
 import sys
 
+from zope.pipeline.layout import PRIVATE_UMASK
 from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
 
 #: A locale every Debian image has (mod_wsgi-express wants en_US.UTF-8).
@@ -29,6 +30,10 @@ WSGI_SCRIPT = '''\
 # process imports this at its start.  Touching it (or `zope-pipeline
 # restart`) restarts them one at a time (zope.pipeline.rolling).
 import os
+
+# What the daemon processes create (the database, caches, compiled
+# templates) is their user's only.
+os.umask(%(umask)#o)
 
 # The server's private directory for run-time state (metrics, compiled
 # templates).
@@ -269,7 +274,7 @@ def write_wsgi_script(server_root, ini, name, run_dir, listen):
     script = os.path.join(server_root, 'application.wsgi')
     with open(script, 'w') as stream:
         stream.write(WSGI_SCRIPT % {'ini': ini, 'name': name,
-                                    'listen': listen,
+                                    'listen': listen, 'umask': PRIVATE_UMASK,
                                     'run_dir_line': run_dir_line(run_dir)})
     return script
 

@@ -1,7 +1,8 @@
 """Running ``zope-pipeline serve`` as root: the user Apache's children
-run as, the storage directories and secret files given to that user (never
-through a symbolic link), and a clear refusal when that user cannot read
-what the daemon processes need.
+(and waitress, once it has bound its socket) run as, the storage
+directories given to that user (never through a symbolic link; what root
+keeps: zope.pipeline.layout), and a clear refusal when that user cannot
+read what the daemon processes need.
 """
 
 import grp
@@ -34,49 +35,29 @@ def run_as(user=None, group=None):
 
 def give_directory(directory, user, group):
     """Create ``directory`` if needed; make it (and what it holds) the
-    user's, so the daemon processes can write the storage.  Never through
-    a symbolic link: a link (the directory, or in it) is refused or left
-    alone, so root never changes the owner of what a link points to."""
-    from zope.pipeline.privatefiles import UnsafePathError
-    from zope.pipeline.privatefiles import give_to
-    from zope.pipeline.privatefiles import refuse_link
-    try:
-        refuse_link(directory, "a storage directory, given to %s" % user)
-    except UnsafePathError as error:
-        raise SystemExit(str(error)) from None
-    os.makedirs(directory, exist_ok=True)
-    uid, gid = pwd.getpwnam(user).pw_uid, grp.getgrnam(group).gr_gid
-    give_to(directory, uid, gid)
-    for parent, directories, files in os.walk(directory):
-        for entry in directories + files:
-            give_to(os.path.join(parent, entry), uid, gid)
+    user's and private to it (``layout.make_private_tree``), so the daemon
+    processes can write the storage.  Never through a symbolic link."""
+    from zope.pipeline.layout import daemon_of
+    from zope.pipeline.layout import make_private_tree
+    make_private_tree(directory, daemon_of(user, group))
 
 
 def secret_files(publisher):
-    """Files with secrets the daemon processes read: the principals file
-    and the MySQL option files of the databases."""
+    """Files with secrets the daemon processes read: the principals file,
+    the metrics endpoint's token file and the MySQL option files of the
+    databases."""
     from zope.pipeline.credentials import mysql_section_of
     paths = [publisher.principals_zcml] if getattr(
         publisher, 'principals_zcml', None) else []
+    paths.extend(os.path.abspath(stage.app.token_file)
+                 for stage in publisher.outer.stages
+                 if getattr(stage.app, 'token_file', ''))
     for _path, section in database_configs(publisher):
         mysql = mysql_section_of(section) if section is not None else None
         option_file = getattr(mysql, 'read_default_file', None)
         if option_file and os.path.exists(option_file):
             paths.append(option_file)
     return paths
-
-
-def give_secret(path, user, group):
-    """Make a secret file readable by the daemon processes' user only."""
-    from zope.pipeline.privatefiles import UnsafePathError
-    from zope.pipeline.privatefiles import give_to
-    from zope.pipeline.privatefiles import refuse_link
-    try:
-        refuse_link(path, 'a secret file, given to %s' % user)
-    except UnsafePathError as error:
-        raise SystemExit(str(error)) from None
-    give_to(path, pwd.getpwnam(user).pw_uid, grp.getgrnam(group).gr_gid)
-    os.chmod(path, 0o600)
 
 
 def readable_paths(ini, publisher):

@@ -1,6 +1,7 @@
 """Sending a zope.publisher response through WSGI: the output filters,
-HEAD, ``start_response``.  The stages that answer with a response (call,
-handle_error, fix_relative_links) share it."""
+HEAD, the headers (no ``X-Powered-By``), ``start_response``.  The stages
+that answer with a response (call, handle_error, fix_relative_links)
+share it."""
 
 from zope.publisher.http import DirectResult
 
@@ -38,9 +39,24 @@ def emit(environ, response, start_response, exc_info=None, filters=()):
     if environ.get('REQUEST_METHOD') == 'HEAD':
         close_iterable(body)
         body = []
+    headers = headers_of(response, environ)
     if exc_info is None:
-        start_response(response.getStatusString(), response.getHeaders())
+        start_response(response.getStatusString(), headers)
     else:
-        start_response(response.getStatusString(), response.getHeaders(),
-                       exc_info)
+        start_response(response.getStatusString(), headers, exc_info)
     return body
+
+
+#: The header zope.publisher's ``HTTPResponse.getHeaders`` puts first in
+#: every response, naming Zope and Python.
+POWERED_BY = 'X-Powered-By'
+
+
+def headers_of(response, environ):
+    """The response's headers, without zope.publisher's ``X-Powered-By``
+    unless ``create_request.powered_by`` keeps it: it tells only an
+    attacker which software to aim at."""
+    headers = response.getHeaders()
+    if environ.get(keys.POWERED_BY):
+        return headers
+    return [header for header in headers if header[0] != POWERED_BY]

@@ -13,6 +13,9 @@ PUBLISHER_OPTIONS = {
                        'adduser`).',
     'demo': 'true: a demonstration site, which may be served beyond '
             'loopback with known passwords (with a warning).',
+    'development': 'true: a development site, which may serve known '
+                   'passwords on loopback to the local user (never behind '
+                   'trusted proxies, never a request a proxy forwarded).',
     'template_cache': 'A private directory (relative to the ini) keeping '
                       'the view templates Chameleon compiles for the '
                       'processes started later; "memory": none.  Default: '

@@ -170,13 +170,12 @@ def _load(ini, name, listen):
 
 def _check_and_open(ini, application, publisher, listen):
     from zope.pipeline.credentials import KnownPasswordError
-    from zope.pipeline.credentials import check_known_passwords
     threads = mod_wsgi_threads()
     try:
         if threads is not None:
             check_threads(publisher, threads, 'mod_wsgi threads_per_process')
-        check_known_passwords(database_configs(publisher), listen,
-                              getattr(publisher, 'demo', False), ini)
+        application = guard_known_passwords(application, publisher, listen,
+                                            ini)
     except SystemExit as error:
         return refuse('%s  Then touch the WSGI script to restart.' % error)
     except KnownPasswordError as error:
@@ -194,6 +193,21 @@ def _check_and_open(ini, application, publisher, listen):
         application, closed,
         lambda error: explain_open_error(error, ini, closed),
         first_error=first_error)
+
+
+def guard_known_passwords(application, publisher, listen, ini):
+    """``application`` as it may be served with the site's known
+    passwords (``zope.pipeline.credentials``): refused
+    (``KnownPasswordError``) when others may reach it, kept to local
+    clients on loopback."""
+    from zope.pipeline.credentials import check_known_passwords
+    from zope.pipeline.credentials import exposures_of
+    from zope.pipeline.credentials import keep_known_passwords_local
+    configs = database_configs(publisher)
+    demo = getattr(publisher, 'demo', False)
+    check_known_passwords(configs, listen, demo, ini,
+                          exposures_of(publisher))
+    return keep_known_passwords_local(application, configs, demo)
 
 
 def refuse(message):

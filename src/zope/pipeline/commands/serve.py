@@ -6,11 +6,13 @@ loaded or an ini, ZCML or ZConfig file beside the ini changes.
 With --mod-wsgi: mod_wsgi-express in daemon mode, --processes x
 --threads; every daemon process imports a generated WSGI script at its
 start, which loads the ini and opens the database in that process (after
-the fork).  Run as root, Apache's children run as --user/--group
-(www-data by default), which get the storage's directories.  Host, port and
+the fork).  Run as root, Apache's children (or waitress, once it has
+bound its socket) run as --user/--group (www-data by default),
+which get the storage's directories and nothing root reads or runs
+(zope.pipeline.layout).  Host, port and
 threads default to the ini's [server:main].  Before anything starts,
 the threads per process are checked against the ZODB pool size, and known
-passwords are refused on an address other than loopback.  A database
+passwords are served to this machine's user only.  A database
 in memory (no open_root.zodb_config) is named at the start: what the
 site stores is lost when the server stops.  Both servers refuse request
 bodies over retry.max_body, and mod_wsgi-express refuses TRACE.
@@ -54,6 +56,12 @@ from zope.pipeline.modwsgi_express import BUFFERED_HOST
 from zope.pipeline.modwsgi_express import HEADER_TIMEOUT
 from zope.pipeline.modwsgi_express import MIN_RATE
 from zope.pipeline.modwsgi_express import client_limits
+from zope.pipeline.layout import PRIVATE_UMASK
+from zope.pipeline.layout import check_before_loading
+from zope.pipeline.layout import daemon_of
+from zope.pipeline.layout import drop_privileges
+from zope.pipeline.layout import prepare_site_files
+from zope.pipeline.layout import storage_directories  # noqa: F401 (API)
 from zope.pipeline.modwsgi_express import default_server_root
 from zope.pipeline.modwsgi_express import find_mod_wsgi_express
 from zope.pipeline.modwsgi_express import free_loopback_port
@@ -66,14 +74,11 @@ from zope.pipeline.modwsgi_express import write_security_conf
 from zope.pipeline.modwsgi_express import write_wsgi_script
 from zope.pipeline.ownership import DEFAULT_USER
 from zope.pipeline.ownership import check_readable_by
-from zope.pipeline.ownership import give_directory
-from zope.pipeline.ownership import give_secret
 from zope.pipeline.ownership import readable_paths
 from zope.pipeline.ownership import run_as
-from zope.pipeline.ownership import secret_files
 from zope.pipeline.startup import check_threads
 from zope.pipeline.startup import configure_logging
-from zope.pipeline.startup import database_configs
+from zope.pipeline.startup import guard_known_passwords
 from zope.pipeline.startup import load_application
 from zope.pipeline.startup import open_databases
 from zope.pipeline.startup import process_databases
@@ -119,9 +124,10 @@ def add_arguments(parser):
     parser.add_argument('--server-root', help='mod_wsgi: directory for '
                         "Apache's configuration and logs (default: "
                         'var/mod_wsgi-PORT beside the etc/ of the ini)')
-    parser.add_argument('--user', help='mod_wsgi under root: user of the '
-                        'daemon processes (default: %s)' % DEFAULT_USER)
-    parser.add_argument('--group', help='mod_wsgi under root: their group '
+    parser.add_argument('--user', help='under root: user of the mod_wsgi '
+                        'daemon processes, or of waitress once it has bound '
+                        'its socket (default: %s)' % DEFAULT_USER)
+    parser.add_argument('--group', help='under root: their group '
                         '(default: the user\'s group)')
     parser.add_argument('--express-option', action='append', default=[],
                         metavar='OPTION', dest='express_options',
@@ -198,16 +204,23 @@ def run(args):
         check_admin_options(args)
     elif args.reload:
         reload_on_changes(ini, args.argv)
+    daemon = daemon_of(*run_as(args.user, args.group))
+    check_before_loading(ini, args.name, daemon)
     configure_logging(ini)
     application, publisher = load_application(ini, args.name)
     check_threads(publisher, threads, '--threads / [server:main] threads')
     if args.mod_wsgi and args.admin_processes:
         check_threads(publisher, args.admin_threads, '--admin-threads')
-    refuse_known_passwords(publisher, host, ini)
+    application = refuse_known_passwords(application, publisher, host, ini)
     warn_of_memory_databases(publisher)
     if args.mod_wsgi:
         return serve_mod_wsgi(args, ini, publisher, host, port, threads)
-    return serve_waitress(application, publisher, host, port, threads, ini)
+    prepare_site_files(ini, publisher, daemon)
+    if daemon is not None:
+        check_readable_by(daemon.user, daemon.group,
+                          readable_paths(ini, publisher))
+    return serve_waitress(application, publisher, host, port, threads, ini,
+                          daemon)
 
 
 def reload_on_changes(ini, argv):
@@ -247,15 +260,14 @@ def warn_of_memory_databases(publisher):
                   flush=True)
 
 
-def refuse_known_passwords(publisher, host, ini):
-    """Stop before serving known passwords on an address that is not
-    loopback, unless the ini says ``demo = true``
+def refuse_known_passwords(application, publisher, host, ini):
+    """Stop before serving known passwords to anyone but this machine's
+    user, unless the ini says ``demo = true``; return the application,
+    kept to local clients when it has them
     (zope.pipeline.credentials)."""
     from zope.pipeline.credentials import KnownPasswordError
-    from zope.pipeline.credentials import check_known_passwords
     try:
-        check_known_passwords(database_configs(publisher), host,
-                              getattr(publisher, 'demo', False), ini)
+        return guard_known_passwords(application, publisher, host, ini)
     except KnownPasswordError as error:
         raise SystemExit(str(error)) from None
 
@@ -309,28 +321,18 @@ def server_section(ini, name='main'):
 # -- databases and threads
 
 
-def storage_directories(publisher):
-    """Directories the storages write: SQLite data, caches, blobs."""
-    directories = []
-    for _path, section in database_configs(publisher):
-        if section is None:
-            continue
-        storage = section.config.storage.config
-        adapter = getattr(storage, 'adapter', None)
-        candidates = [getattr(storage, 'cache_local_dir', None),
-                      getattr(storage, 'blob_dir', None),
-                      getattr(getattr(adapter, 'config', None), 'data_dir',
-                              None)]
-        directories.extend(os.path.normpath(directory)
-                           for directory in candidates if directory)
-    return directories
-
-
 # -- waitress
 
 
-def serve_waitress(application, publisher, host, port, threads, ini=''):
+def serve_waitress(application, publisher, host, port, threads, ini='',
+                   daemon=None):
+    """Run as root, bind and become ``daemon``; open the databases with a
+    private umask and serve."""
     import waitress
+    options = waitress_options(publisher, host, port, threads)
+    if daemon is not None:
+        options = bind_then_drop(options, daemon)
+    os.umask(PRIVATE_UMASK)
     try:
         open_databases(publisher)
     except Exception as error:
@@ -343,10 +345,11 @@ def serve_waitress(application, publisher, host, port, threads, ini=''):
     # SIGTERM ends the process like Ctrl-C does: atexit then closes the
     # databases, so RelStorage writes its cache.
     signal.signal(signal.SIGTERM, exit_on_signal)
-    print('Serving on http://%s:%d/ (waitress, 1 process x %d threads)'
-          % (host, port, threads), flush=True)
-    waitress.serve(application, **waitress_options(publisher, host, port,
-                                                   threads))
+    print('Serving on http://%s:%d/ (waitress, 1 process x %d threads%s)'
+          % (host, port, threads,
+             ' as %s' % daemon.user if daemon is not None else ''),
+          flush=True)
+    waitress.serve(application, **options)
     return 0
 
 
@@ -355,6 +358,23 @@ def serve_waitress(application, publisher, host, port, threads, ini=''):
 #: LimitRequestLine and LimitRequestFieldSize (8,190 bytes each), as
 #: nginx's large_client_header_buffers (4 x 8 KiB).
 MAX_REQUEST_HEAD = 4 * 8190
+
+
+def bind_then_drop(options, daemon):
+    """Bind the address of waitress's ``options`` (a port below 1024
+    needs root), then become ``daemon`` for good: the options with the
+    bound socket instead of the address."""
+    import socket
+    options = dict(options)
+    host, port = options.pop('host'), options.pop('port')
+    family, kind, protocol, _name, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    bound = socket.socket(family, kind, protocol)
+    bound.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    bound.bind(address)
+    drop_privileges(daemon)
+    options['sockets'] = [bound]
+    return options
 
 
 def waitress_options(publisher, host, port, threads):
@@ -383,15 +403,12 @@ def serve_mod_wsgi(args, ini, publisher, host, port, threads):
     express = find_mod_wsgi_express()
     server_root = os.path.abspath(args.server_root or default_server_root(
         ini, port))
-    os.makedirs(server_root, exist_ok=True)
     user, group = run_as(args.user, args.group)
+    prepare_site_files(ini, publisher, daemon_of(user, group), server_root,
+                       generated_root=not args.server_root, more=[express])
     run_dir = make_run_directory(server_root, user, group)
     script = write_wsgi_script(server_root, ini, args.name, run_dir, host)
     if user is not None:
-        for directory in storage_directories(publisher):
-            give_directory(directory, user, group)
-        for path in secret_files(publisher):
-            give_secret(path, user, group)
         check_readable_by(user, group, readable_paths(ini, publisher))
     extra = ['--%s=%d' % item for item in
              timeouts(args.request_timeout, threads).items()]

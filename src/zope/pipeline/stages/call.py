@@ -50,7 +50,7 @@ class ICallSettings(Interface):
 #: The stage contract (zope.pipeline.contract): the environ keys this
 #: stage needs, reads when present, and writes.
 reads = (keys.REQUEST_KEY, keys.PUBLISHED)
-reads_if_present = (keys.OUTPUT_FILTERS,)
+reads_if_present = (keys.OUTPUT_FILTERS, keys.POWERED_BY)
 writes = (keys.VIEW_NAME,)
 
 

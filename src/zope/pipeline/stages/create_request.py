@@ -17,6 +17,7 @@ from zope.publisher.base import BaseRequest
 from zope.publisher.base import BaseResponse
 from zope.publisher.http import HTTPRequest
 from zope.publisher.interfaces import NotFound
+from zope.schema import Bool
 
 from zope.pipeline import environ as keys
 from zope.pipeline.interfaces import IPipelineRegistry
@@ -25,14 +26,21 @@ from zope.pipeline.wsgi import plain_response
 
 
 class ICreateRequestSettings(Interface):
-    """create_request has no settings: request factories are ZCML."""
+    """Request factories are ZCML; one setting says what the responses
+    tell about the server."""
+
+    powered_by = Bool(
+        title="Keep zope.publisher's X-Powered-By header (naming Zope and "
+              'Python) on every response',
+        default=False)
 
 
 #: The stage contract (zope.pipeline.contract): the environ keys this
 #: stage needs, reads when present, and writes.
 reads = ()
 reads_if_present = ()
-writes = (keys.REQUEST_KEY, keys.RESPONSE_KEY, keys.REQUEST_TYPE)
+writes = (keys.REQUEST_KEY, keys.RESPONSE_KEY, keys.REQUEST_TYPE,
+          keys.POWERED_BY)
 
 
 def close_request(request):
@@ -70,8 +78,9 @@ class CreateRequestStage:
     reads_if_present = reads_if_present
     writes = writes
 
-    def __init__(self, next_app, build=None):
+    def __init__(self, next_app, build=None, powered_by=False):
         self.next_app = next_app
+        self.powered_by = powered_by
         registry = (build.registry if build is not None
                     else getUtility(IPipelineRegistry))
         self.choose = registry.choose_request_factory
@@ -94,6 +103,8 @@ class CreateRequestStage:
         environ[keys.REQUEST_KEY] = request
         environ[keys.RESPONSE_KEY] = request.response
         environ[keys.REQUEST_TYPE] = registration.name
+        if self.powered_by:
+            environ[keys.POWERED_BY] = True
         try:
             result = self.next_app(environ, start_response)
         except BaseException:

@@ -110,6 +110,7 @@ reads_if_present = (
     keys.OUTPUT_FILTERS,
     keys.HANDLE_ERRORS,
     keys.RETRY_AFTER,
+    keys.POWERED_BY,
 )
 writes = ()
 

@@ -8,8 +8,11 @@ address in ``metrics_endpoint.allow`` is answered here, and not counted by
 the ``metrics`` stage (``zope.pipeline.unmetered``); with a token set
 (``token``, or ``token_file`` to keep it out of the ini), it also needs
 ``Authorization: Bearer <token>`` (compared in constant time), else 401.
-Anyone else's request for that path goes on down the pipeline like any
-other (usually a 404).
+With ``require_token`` (a production ini sets it) and no token, the
+endpoint is off, and says so in the log at startup: a loopback address is
+no proof of who asks (every local user, a local reverse proxy forwarding
+the internet).  Anyone else's request for that path goes on down the
+pipeline like any other (usually a 404).
 """
 
 import hmac
@@ -21,6 +24,7 @@ from zope.component import queryUtility
 from zope.configuration.exceptions import ConfigurationError
 from zope.interface import Interface
 from zope.schema import ASCIILine
+from zope.schema import Bool
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
@@ -47,6 +51,9 @@ class IMetricsEndpointSettings(Interface):
                             'none', default='', required=False)
     token_file = TextLine(title='File holding the bearer token (instead '
                                 'of token)', default='', required=False)
+    require_token = Bool(title='Serve the endpoint only with a token (no '
+                               'token set: the endpoint is off)',
+                         default=False)
 
 
 #: The stage contract (zope.pipeline.contract): the environ keys this
@@ -98,16 +105,25 @@ class MetricsEndpointStage:
     writes = writes
 
     def __init__(self, next_app, path='/_metrics', allow=LOOPBACK, token='',
-                 token_file=''):
+                 token_file='', require_token=False):
         self.next_app = next_app
         self.path = check_path(path)
         self.allow = AddressList(allow, 'metrics_endpoint.allow')
         token = read_token(token, token_file)
+        #: The file the token was read from ('' for none): a secret file
+        #: the server's processes read (``ownership.secret_files``).
+        self.token_file = token_file
         self.authorization = ('Bearer ' + token).encode('ascii') \
             if token else None
+        self.off = require_token and not token
+        if self.off:
+            logger.warning(
+                'metrics_endpoint.require_token is true and no token is '
+                'set: %s is not served.  Set metrics_endpoint.token_file '
+                '(a file readable by the server only) to serve it.', path)
 
     def __call__(self, environ, start_response):
-        if environ.get('PATH_INFO') != self.path or \
+        if self.off or environ.get('PATH_INFO') != self.path or \
                 environ.get('REQUEST_METHOD') not in ('GET', 'HEAD') or \
                 environ.get(keys.CLIENT_ADDRESS, '') not in self.allow:
             return self.next_app(environ, start_response)

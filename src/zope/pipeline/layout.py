@@ -1,0 +1,373 @@
+"""Where the files of a served site live and who may change them: nothing
+root runs or reads lies in, or below, a directory the daemon user can
+write; the daemon user gets its own data directories only.
+
+``zope-pipeline serve`` run as root reads the ini, the ZCML, the ZConfig
+files and the secret files, and (under ``--mod-wsgi``) runs Apache from
+the server root (``apachectl``, which sources ``envvars``; ``httpd.conf``);
+the daemon processes (``www-data``) write the storage.  So:
+
+- the state directory ``var/`` beside the ini's ``etc/`` stays root's,
+  mode 0750 with the daemon's group (0700 when not root), and is repaired
+  when an older ``serve`` gave it to the daemon user;
+- each storage directory (SQLite data, blobs, caches) is the daemon's,
+  mode 0700, its files 0600 (also repaired), and must hold nothing root
+  reads; SQLite keeps its files in ``var/data``, never in ``var/`` itself;
+- the secret files the daemons read (principals, MySQL option file) are
+  root's, readable by the daemon's group (0640);
+- the server root is root's; one the daemon user could change (an older
+  layout) is made again when it is the default one, else refused;
+- finally every path root reads or runs is checked, through each
+  directory on its way and each symbolic link, and the start refused
+  while the daemon user can change any of them.
+
+Processes that serve keep the files they create private (``PRIVATE_UMASK``).
+"""
+
+import collections
+import grp
+import os
+import pwd
+import shutil
+import stat
+import sys
+
+#: The umask of the processes that serve: the files they create (the
+#: database, blobs, caches, compiled templates) are their user's only.
+PRIVATE_UMASK = 0o077
+#: The directories of the daemon user inside a server root: its run-time
+#: state (``modwsgi_express.make_run_directory``) and mod_wsgi-express's
+#: egg cache.
+DAEMON_ENTRIES = ('run', 'python-eggs')
+#: Symbolic links followed before giving up (as the kernel's ELOOP).
+MAX_LINKS = 40
+
+Daemon = collections.namedtuple('Daemon', 'user group uid gid groups')
+
+
+def daemon_of(user, group):
+    """The daemon user (``ownership.run_as``'s names) with its ids; None
+    when serve is not root."""
+    if user is None:
+        return None
+    entry = pwd.getpwnam(user)
+    gid = grp.getgrnam(group).gr_gid
+    groups = frozenset(os.getgrouplist(user, entry.pw_gid)) | {gid}
+    return Daemon(user, group, entry.pw_uid, gid, groups)
+
+
+# -- who can change what
+
+
+def can_change(info, daemon):
+    """Whether ``daemon`` can change what ``info`` (an lstat) describes:
+    it owns it (and may chmod it), or a write bit is open to it."""
+    mode = info.st_mode
+    return (info.st_uid == daemon.uid or bool(mode & stat.S_IWOTH) or
+            (info.st_gid in daemon.groups and bool(mode & stat.S_IWGRP)))
+
+
+def protects(directory_info, entry_info, daemon):
+    """Whether a directory the daemon user can write still keeps it from
+    replacing an entry: the sticky bit (/tmp) and an entry not its own."""
+    return bool(directory_info.st_mode & stat.S_ISVTX) and \
+        entry_info.st_uid != daemon.uid
+
+
+def first_changeable(path, daemon, links=0):
+    """The first thing on the way to ``path`` (a directory, a symbolic
+    link's target, or ``path`` itself) that ``daemon`` can change, or
+    None.  What does not exist yet stops the walk: its parent decides."""
+    current = os.sep
+    info = os.lstat(current)
+    for name in os.path.abspath(path).split(os.sep)[1:]:
+        if not name:
+            continue
+        entry = os.path.join(current, name)
+        try:
+            entry_info = os.lstat(entry)
+        except FileNotFoundError:
+            return current if can_change(info, daemon) else None
+        if can_change(info, daemon) and \
+                not protects(info, entry_info, daemon):
+            return current
+        if stat.S_ISLNK(entry_info.st_mode):
+            if links >= MAX_LINKS:
+                return entry
+            target = os.path.join(current, os.readlink(entry))
+            found = first_changeable(target, daemon, links + 1)
+            if found is not None:
+                return found
+            entry = os.path.realpath(target)
+            try:
+                entry_info = os.stat(entry)
+            except FileNotFoundError:
+                return None
+        current, info = entry, entry_info
+    return current if can_change(info, daemon) else None
+
+
+def refuse_changeable(paths, daemon):
+    """Stop unless every one of ``paths`` (what root reads or runs) is out
+    of the daemon user's reach."""
+    for path in paths:
+        found = first_changeable(path, daemon)
+        if found is not None:
+            raise SystemExit(
+                '%s can change %s, and root reads or runs %s: it could '
+                'make root run its code.  Give it to root and close it to '
+                '%s (chown root %s; chmod go-w %s), or move it.'
+                % (daemon.user, found, path, daemon.user, found, found))
+
+
+def root_paths(ini, publisher, secrets=(), more=()):
+    """What ``serve`` run as root reads or runs: the ini and the
+    directory of its ZCML, the ZConfig files, the secret files, the
+    Python environment, zope.pipeline's code, and ``more`` (the server
+    root, mod_wsgi-express)."""
+    import zope.pipeline
+    from zope.pipeline.startup import database_configs
+    paths = [ini, os.path.dirname(ini), sys.prefix, sys.executable,
+             os.path.dirname(zope.pipeline.__file__)]
+    paths.extend(path for path, _section in database_configs(publisher)
+                 if path)
+    return paths + list(secrets) + list(more)
+
+
+# -- the storage
+
+
+def storage_directories(publisher):
+    """Directories the storages write: SQLite data, caches, blobs."""
+    from zope.pipeline.startup import database_configs
+    directories = []
+    for _path, section in database_configs(publisher):
+        if section is None:
+            continue
+        storage = section.config.storage.config
+        candidates = [getattr(storage, 'cache_local_dir', None),
+                      getattr(storage, 'blob_dir', None),
+                      sqlite_directory(storage)]
+        directories.extend(os.path.normpath(directory)
+                           for directory in candidates if directory)
+    return directories
+
+
+def sqlite_directory(storage):
+    """The ``data-dir`` of a RelStorage on SQLite, or None."""
+    adapter = getattr(storage, 'adapter', None)
+    return getattr(getattr(adapter, 'config', None), 'data_dir', None)
+
+
+def refuse_database_left_above(directories):
+    """Stop when a storage directory holds no SQLite database but the one
+    holding it does: an older layout kept it in ``var/`` itself, and a new
+    empty database would be made beside it."""
+    for directory in directories:
+        above = os.path.dirname(directory)
+        if os.path.exists(os.path.join(directory, 'main.sqlite3')) or \
+                not os.path.exists(os.path.join(above, 'main.sqlite3')):
+            continue
+        raise SystemExit(
+            'The database is in %s, but the storage now keeps it in %s (a '
+            'directory of its own, which the server\'s user may write '
+            'while %s stays private).  Stop every server using it, then: '
+            'mkdir -m 0700 %s && mv %s/*.sqlite3* %s/'
+            % (above, directory, above, directory, above, directory))
+
+
+def refuse_storage_holding(directories, paths, daemon):
+    """Stop when a storage directory, given to the daemon user, would
+    hold one of ``paths`` (what root reads or runs)."""
+    for directory in directories:
+        real = os.path.realpath(directory)
+        for path in paths:
+            if os.path.commonpath([real, os.path.realpath(path)]) == real:
+                raise SystemExit(
+                    'The storage directory %s is given to %s, but root '
+                    'reads or runs %s in it.  Give the storage a directory '
+                    'of its own (e.g. data-dir $here/../var/data in the '
+                    'ZConfig file).' % (directory, daemon.user, path))
+
+
+def make_private_tree(directory, daemon=None):
+    """Create ``directory`` if needed; its directories mode 0700, its
+    files 0600, and the daemon user's (run as root).  Never through a
+    symbolic link: a link (the directory, or in it) is refused or left
+    alone."""
+    from zope.pipeline.privatefiles import UnsafePathError
+    from zope.pipeline.privatefiles import refuse_link
+    try:
+        refuse_link(directory, 'a storage directory')
+    except UnsafePathError as error:
+        raise SystemExit(str(error)) from None
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    make_private(directory, daemon)
+    for parent, directories, files in os.walk(directory):
+        for entry in directories + files:
+            make_private(os.path.join(parent, entry), daemon)
+
+
+def make_private(path, daemon):
+    """One entry of a private tree (a link is left alone)."""
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        return
+    if daemon is not None:
+        os.chown(path, daemon.uid, daemon.gid, follow_symlinks=False)
+    elif info.st_uid != os.geteuid():
+        return
+    os.chmod(path, 0o700 if stat.S_ISDIR(info.st_mode) else 0o600)
+
+
+# -- the state directory, the secrets, the server root
+
+
+def state_directory(ini):
+    """``var/`` beside the ``etc/`` of the ini."""
+    return os.path.normpath(os.path.join(os.path.dirname(ini), '..', 'var'))
+
+
+def prepare_state_directory(path, daemon, inside=()):
+    """Make ``var/`` root's (the user's when not root) and private: mode
+    0750 with the daemon's group, else 0700; left alone unless something
+    of the site (``inside``: the storage, the server root) is in it.  One
+    an older serve gave to the daemon user is taken back, and said so."""
+    if not any(is_below(other, path) for other in inside):
+        return
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    from zope.pipeline.privatefiles import UnsafePathError
+    from zope.pipeline.privatefiles import refuse_link
+    try:
+        refuse_link(path, "the site's state directory")
+    except UnsafePathError as error:
+        raise SystemExit(str(error)) from None
+    if daemon is None:
+        os.chmod(path, 0o700)
+        return
+    if can_change(os.lstat(path), daemon):
+        print('%s was open to %s (an older `serve` gave it away): taken '
+              'back by root.' % (path, daemon.user), flush=True)
+    os.chown(path, 0, daemon.gid, follow_symlinks=False)
+    os.chmod(path, 0o750)
+
+
+def is_below(path, directory):
+    """Whether ``path`` is ``directory`` or lies in it."""
+    directory = os.path.abspath(directory)
+    return os.path.commonpath([os.path.abspath(path), directory]) == \
+        directory
+
+
+def share_secret(path, daemon):
+    """A secret file the daemon processes read: root's, readable by the
+    daemon's group (0640), so they cannot change what root reads."""
+    from zope.pipeline.privatefiles import UnsafePathError
+    from zope.pipeline.privatefiles import refuse_link
+    try:
+        refuse_link(path, 'a secret file, shared with %s' % daemon.user)
+    except UnsafePathError as error:
+        raise SystemExit(str(error)) from None
+    if os.lstat(path).st_uid == daemon.uid:
+        print('%s belonged to %s: now root\'s, readable by the group %s '
+              '(check that it says what you wrote).'
+              % (path, daemon.user, daemon.group), flush=True)
+    os.chown(path, 0, daemon.gid, follow_symlinks=False)
+    os.chmod(path, 0o640)
+
+
+def prepare_server_root(server_root, daemon, generated):
+    """Create the server root, root's, mode 0755.  One the daemon user
+    could change (itself, or an entry root reads) is removed and made
+    again when ``generated`` (serve's default, all of it written at each
+    start), else refused."""
+    os.makedirs(os.path.dirname(server_root), exist_ok=True)
+    if os.path.lexists(server_root) and changeable_server_root(server_root,
+                                                               daemon):
+        if not generated:
+            raise SystemExit(
+                '%s can change the server root %s (or a file in it), '
+                'whose apachectl and envvars root runs.  Remove it (or '
+                'give it and its files to root) and start again.'
+                % (daemon.user, server_root))
+        print('The server root %s was open to %s (an older `serve` gave '
+              'it away): made again.' % (server_root, daemon.user),
+              flush=True)
+        remove(server_root)
+    os.makedirs(server_root, mode=0o755, exist_ok=True)
+    os.chmod(server_root, 0o755)
+
+
+def changeable_server_root(server_root, daemon):
+    """Whether the daemon user can change the server root or one of the
+    entries in it that are not its own: its directories, and the sockets
+    Apache gives it (nobody reads or runs a socket)."""
+    info = os.lstat(server_root)
+    if stat.S_ISLNK(info.st_mode) or can_change(info, daemon):
+        return True
+    for name in os.listdir(server_root):
+        entry = os.lstat(os.path.join(server_root, name))
+        if name not in DAEMON_ENTRIES and \
+                not stat.S_ISSOCK(entry.st_mode) and \
+                can_change(entry, daemon):
+            return True
+    return False
+
+
+def remove(path):
+    """Remove a link or a directory tree (never following links)."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        os.unlink(path)
+    else:
+        shutil.rmtree(path)
+
+
+# -- what serve does
+
+
+def prepare_site_files(ini, publisher, daemon, server_root=None,
+                       generated_root=False, more=()):
+    """Lay out the files of a site about to be served (see the module's
+    docstring); ``daemon`` is None when serve is not root."""
+    from zope.pipeline.ownership import secret_files
+    storage = storage_directories(publisher)
+    refuse_database_left_above(storage)
+    secrets = secret_files(publisher) if daemon is not None else []
+    roots = [server_root] if server_root else []
+    paths = root_paths(ini, publisher, secrets, roots + list(more))
+    if daemon is not None:
+        refuse_storage_holding(storage, paths, daemon)
+    state = state_directory(ini)
+    if state not in storage:
+        prepare_state_directory(state, daemon, storage + roots)
+    for directory in storage:
+        make_private_tree(directory, daemon)
+    for path in secrets:
+        share_secret(path, daemon)
+    if daemon is not None and server_root:
+        prepare_server_root(server_root, daemon, generated_root)
+    elif server_root:
+        os.makedirs(server_root, exist_ok=True)
+    if daemon is not None:
+        refuse_changeable(paths, daemon)
+
+
+def check_before_loading(ini, name, daemon):
+    """Before root loads the site: the principals file (ZCML root
+    executes) must be out of the daemon user's reach."""
+    from paste.deploy import appconfig
+    if daemon is None:
+        return
+    settings = appconfig('config:' + ini, name=name)
+    value = (settings.local_conf.get('principals_zcml') or '').strip()
+    path = os.path.join(os.path.dirname(ini), value) if value else None
+    if path and os.path.exists(path):
+        refuse_changeable([path], daemon)
+
+
+def drop_privileges(daemon):
+    """Become the daemon user for good (after the server bound its
+    socket)."""
+    os.setgroups(sorted(daemon.groups))
+    os.setgid(daemon.gid)
+    os.setuid(daemon.uid)
