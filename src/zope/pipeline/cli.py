@@ -50,8 +50,8 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog='zope-pipeline',
         description='The Zope publisher as an explicit WSGI pipeline: '
-                    'create, inspect, serve, maintain and script a zope.pipeline '
-                    'site.')
+                    'create, inspect, serve, maintain and script a '
+                    'zope.pipeline site.')
     parser.add_argument('--version', action='version',
                         version='%(prog)s ' + version(),
                         help="print zope.pipeline's version and exit")

@@ -50,18 +50,18 @@ import re
 import signal
 import sys
 
-from zope.pipeline.modwsgi_express import APACHE_WORKERS
-from zope.pipeline.modwsgi_express import BODY_TIMEOUT
-from zope.pipeline.modwsgi_express import BUFFERED_HOST
-from zope.pipeline.modwsgi_express import HEADER_TIMEOUT
-from zope.pipeline.modwsgi_express import MIN_RATE
-from zope.pipeline.modwsgi_express import client_limits
 from zope.pipeline.layout import PRIVATE_UMASK
 from zope.pipeline.layout import check_before_loading
 from zope.pipeline.layout import daemon_of
 from zope.pipeline.layout import drop_privileges
 from zope.pipeline.layout import prepare_site_files
 from zope.pipeline.layout import storage_directories  # noqa: F401 (API)
+from zope.pipeline.modwsgi_express import APACHE_WORKERS
+from zope.pipeline.modwsgi_express import BODY_TIMEOUT
+from zope.pipeline.modwsgi_express import BUFFERED_HOST
+from zope.pipeline.modwsgi_express import HEADER_TIMEOUT
+from zope.pipeline.modwsgi_express import MIN_RATE
+from zope.pipeline.modwsgi_express import client_limits
 from zope.pipeline.modwsgi_express import default_server_root
 from zope.pipeline.modwsgi_express import find_mod_wsgi_express
 from zope.pipeline.modwsgi_express import free_loopback_port
@@ -78,6 +78,7 @@ from zope.pipeline.ownership import readable_paths
 from zope.pipeline.ownership import run_as
 from zope.pipeline.startup import check_threads
 from zope.pipeline.startup import configure_logging
+from zope.pipeline.startup import database_configs
 from zope.pipeline.startup import guard_known_passwords
 from zope.pipeline.startup import load_application
 from zope.pipeline.startup import open_databases
