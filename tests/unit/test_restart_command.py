@@ -151,7 +151,7 @@ def test_no_successor_is_named(server, apache):
 
 def test_a_process_that_does_not_end_is_named(server, apache, monkeypatch):
     apache({'(wsgi:site)': 1})
-    monkeypatch.setattr(rolling.os, 'kill', lambda pid, signum: None)
+    monkeypatch.setattr(rolling, 'ask_to_restart', lambda pid: None)
     with pytest.raises(SystemExit, match='did not end within 0.2 s'):
         restart_command(server, '--timeout', '0.2')
 

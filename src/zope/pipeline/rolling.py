@@ -87,11 +87,16 @@ def daemon_processes(parent):
         readiness.process_start_time(pid) or 0, pid))
 
 
+def ask_to_restart(pid):
+    """Ask mod_wsgi daemon process ``pid`` to restart gracefully."""
+    os.kill(pid, signal.SIGUSR1)
+
+
 def restart_process(parent, pid, run_dir, timeout):
     """Restart daemon process ``pid`` gracefully and wait until its
     successor serves; return the successor's pid."""
     before = set(daemon_processes(parent))
-    os.kill(pid, signal.SIGUSR1)
+    ask_to_restart(pid)
     wait_for(lambda: not alive(pid), timeout,
              'daemon process %d did not end within %s s (graceful-timeout '
              'and shutdown-timeout of its group?)' % (pid, timeout))
@@ -213,7 +218,7 @@ def roll(run_dir, touched, pid=None, parent=None, timeout=TIMEOUT):
         return restarted
     logger.info('Rolling restart: daemon process %d restarts last.', pid)
     _locks.append(lock)   # held until this process ends
-    os.kill(pid, signal.SIGUSR1)
+    ask_to_restart(pid)
     return restarted + [pid]
 
 

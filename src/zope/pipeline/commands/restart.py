@@ -43,7 +43,7 @@ def add_arguments(parser):
                         'names its default server root (default: the '
                         "ini's [server:main] port, else 8080)")
     parser.add_argument('--server-root', help='the server root of '
-                        '`zope-pipeline serve --mod-wsgi` (default: '
+                        'zope-pipeline serve --mod-wsgi (default: '
                         'var/mod_wsgi-PORT beside the etc/ of the ini)')
     parser.add_argument('--pid-file', help="the Apache parent's pid file "
                         '(default: httpd.pid in the server root; a system '
