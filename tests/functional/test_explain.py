@@ -133,7 +133,7 @@ def test_anonymous_lacks_the_permission_of_the_edit_form(
     assert ('Not reached:   step 3 (edit): '
             'zope.security.interfaces.Unauthorized') in text
     assert ("'browserDefault' of zope.pipeline.sample.views.EditPage needs "
-            "zope.ManageContent") in text
+            "zope.ManageContent") in ' '.join(text.split())
     assert 'Response:      401 Unauthorized' in text
 
 
@@ -176,7 +176,7 @@ def test_a_404_names_the_step_that_failed(clean_zope, ini, capsys):
     assert ('Not reached:   step 2 (nope): '
             'zope.publisher.interfaces.NotFound') in text
     assert ("nothing is named 'nope' in zope.pipeline.sample.content."
-            "SampleFolder /folder") in text
+            "SampleFolder /folder") in ' '.join(text.split())
     assert 'Response:      404 Not Found' in text
     assert 'deeper' not in text.split('Not reached')[0].split('Chain')[1]
 
@@ -318,3 +318,10 @@ def test_text_of_a_view_without_template(clean_zope, ini, capsys):
             "'zope.pipeline.sample/style.css' (calls GET)\n"
             "Permission:    zope.Public: the principal has it") in text
     assert 'Template:' not in text
+
+
+def test_the_documented_example_is_the_output(clean_zope, ini, capsys):
+    with open(os.path.join(ROOT, 'docs', 'explain.md')) as page:
+        example = page.read().split('```text\n')[1].split('```')[0]
+    assert example.startswith('GET /folder/page/edit as zope.anybody')
+    assert explain(capsys, ini, '/folder/page/edit') == example

@@ -12,6 +12,7 @@ bear on it; then it dooms the transaction, which the transaction stage
 aborts: nothing is written.
 """
 
+import textwrap
 import urllib.parse
 
 from zope.authentication.interfaces import IAuthentication
@@ -47,6 +48,8 @@ from zope.pipeline.stages.call import method_handler
 from zope.pipeline.stages.call import method_not_allowed
 from zope.pipeline.wsgi import plain_response
 
+#: The width the text output is filled to.
+TEXT_WIDTH = 78
 #: The environ key of the request's ``Explanation``.
 EXPLANATION = 'zope.pipeline.explain'
 #: The stage whose policy is recorded, and after which nothing runs.
@@ -554,16 +557,24 @@ def format_text(data):
         else 'nobody yet (answered before authentication)')),
              'Request type:  %s (%s)' % (data['request_type'],
                                          data['request_class']),
-             'Chain:         %s' % ' '.join(data['chain']), '']
+             _filled('Chain:         ', ' '.join(data['chain'])), '']
     lines.extend(_step_lines(data['steps']))
     lines.extend(_view_lines(data['view']))
     lines.extend(_security_lines(data['security']))
     lines.extend(_failure_lines(data['failure'], data['status'],
                                 data['entered']))
     lines.append('Stages that would change the response:')
-    lines.extend('  %-20s%s' % (effect['stage'], effect['effect'])
+    lines.extend(_filled('  %-20s' % effect['stage'], effect['effect'])
                  for effect in data['response_changed_by'])
     return '\n'.join(lines)
+
+
+def _filled(label, text):
+    """``label`` then ``text``, filled to the width of the help, its
+    lines after the first indented as far as the label."""
+    return textwrap.fill(text, TEXT_WIDTH, initial_indent=label,
+                         subsequent_indent=' ' * len(label),
+                         break_on_hyphens=False, break_long_words=False)
 
 
 def _object_text(described):
@@ -631,5 +642,5 @@ def _failure_lines(failure, status, entered):
             '']
     return ['Not reached:   step %s (%s): %s' % (
         failure['step'], failure['name'], failure['error']),
-        '               %s' % failure['message'],
+        _filled(' ' * 15, failure['message']),
         'Response:      %s' % status, '']
