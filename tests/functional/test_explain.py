@@ -293,6 +293,10 @@ def test_a_name_the_object_has_not_or_an_unknown_namespace_is_a_404(
         'object': None}
     assert data['status'] == '404 Not Found'
     as_a_new_command()
+    text = explain(capsys, ini, '/folder/page/++attribute++title/x')
+    assert ('   4. x -> (not reached)\n      traverser zope.pipeline.'
+            'traversers.ViewTraverser (the default: views by name)') in text
+    as_a_new_command()
     data = explain_json(capsys, ini, '/++nonsense++x')
     assert data['steps'][0]['namespace'] == 'nonsense'
     assert data['steps'][0]['traverser'] is None

@@ -141,3 +141,12 @@ def test_plain_http_explains_the_view_named_after_its_method(clean_zope):
     assert explanation.security == {
         'permission': 'zope.Public', 'allowed': True,
         'principal_ids': ['someone'], 'grants': []}
+
+
+def test_a_page_of_a_template_alone_is_named_by_its_own_class(tmp_path):
+    from zope.browserpage.simpleviewclass import SimpleViewClass
+    template = tmp_path / 'alone.pt'
+    template.write_text('<p>alone</p>')
+    page = SimpleViewClass(str(template))(Thing(), BrowserRequest())
+    assert explain.view_class(page) is type(page)
+    assert explain.template_of(page) == str(template)

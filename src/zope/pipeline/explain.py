@@ -61,6 +61,10 @@ GLOBAL = '(global)'
 #: The modules whose classes are made for a view registration.
 GENERATED_VIEW_MODULES = ('zope.browserpage.metaconfigure',
                           'zope.browserpage.simpleviewclass')
+#: The modules of the base classes of those (not what a page named).
+VIEW_BASE_MODULES = ('zope.publisher.browser',)
+#: The publishing traverser of every object (views by name).
+DEFAULT_TRAVERSER = 'zope.pipeline.traversers.ViewTraverser'
 #: Methods that change nothing (the csrf stage never checks them).
 SAFE_METHODS = frozenset(('GET', 'HEAD', 'OPTIONS', 'TRACE'))
 
@@ -214,10 +218,12 @@ def permission_to_call(view, method):
 
 def view_class(view):
     """The class a view's registration named: zope.browserpage makes a
-    class of its own for each page (on top of the named one)."""
+    class of its own for each page, on top of the named one; a page of a
+    template alone has only its own ('SimpleViewClass from page.pt')."""
     for cls in type(view).__mro__:
         if cls.__module__ not in GENERATED_VIEW_MODULES:
-            return cls
+            return type(view) if cls.__module__ in VIEW_BASE_MODULES \
+                else cls
     return type(view)  # pragma: no cover (object ends every MRO)
 
 
@@ -595,7 +601,10 @@ def _step_lines(steps):
         how = []
         if step['namespace']:
             how.append('namespace ++%s++' % step['namespace'])
-        how.append('traverser %s' % (step['traverser'] or '(none)'))
+        how.append('traverser %s%s' % (
+            step['traverser'] or '(none)',
+            ' (the default: views by name)'
+            if step['traverser'] == DEFAULT_TRAVERSER else ''))
         lines.append('      %s' % ', '.join(how))
     return lines + ['']
 
