@@ -4,6 +4,7 @@ steps, the view, the permission it needs and who has it, run through the
 site's own stages without calling the view or writing anything."""
 
 import json
+import logging
 import os
 
 import pytest
@@ -84,6 +85,22 @@ def deploy_ini(tmp_path, site_zcml=None):
 @pytest.fixture
 def ini(tmp_path):
     return deploy_ini(tmp_path)
+
+
+@pytest.fixture(autouse=True)
+def logging_restored():
+    """The logging of etc/deploy.ini, which console.opened_site applies,
+    stays in this module's tests (zope.pipeline at INFO would put records
+    into other tests' caplog)."""
+    root = logging.getLogger()
+    ours = logging.getLogger('zope.pipeline')
+    saved = [(logger, logger.level, list(logger.handlers), logger.propagate)
+             for logger in (root, ours)]
+    yield
+    for logger, level, handlers, propagate in saved:
+        logger.setLevel(level)
+        logger.handlers[:] = handlers
+        logger.propagate = propagate
 
 
 def explain(capsys, *args):
