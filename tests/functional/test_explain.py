@@ -212,6 +212,8 @@ def test_json_has_the_documented_shape(clean_zope, ini, capsys):
     assert data['chain'][-3:] == ['metrics_view', 'fix_relative_links',
                                   'call']
     assert data['entered'][-1] == 'traverse'
+    # not served, so not measured
+    assert data['chain'][0] == 'metrics' and 'metrics' not in data['entered']
     for effect in data['response_changed_by']:
         assert set(effect) == {'stage', 'effect'}
 

@@ -2,10 +2,11 @@
 the site's own pipeline on it up to the end of traversal.
 
 The request goes through a second build of the site's chains
-(``ExplainPublisher``): the same stages with the same settings, except
-that the traverse stage records each step (``RecordingPublication``: the
-real traversal policy, its answers noted) and hands the object it reached
-to ``conclude`` instead of the stages that would call it.  ``conclude``
+(``ExplainPublisher``): the same stages with the same settings (but
+``metrics``: the request is not served), except that the traverse stage
+records each step (``RecordingPublication``: the real traversal policy,
+its answers noted) and hands the object it reached to ``conclude``
+instead of the stages that would call it.  ``conclude``
 reads the view's class, template and permission, asks the interaction
 whether the principal has that permission, and lists the grants that
 bear on it; then it dooms the transaction, which the transaction stage
@@ -54,6 +55,9 @@ TEXT_WIDTH = 78
 EXPLANATION = 'zope.pipeline.explain'
 #: The stage whose policy is recorded, and after which nothing runs.
 TRAVERSE = 'traverse'
+#: Stages left out: an explained request is not served, so it is not
+#: measured (nor sent to statsd or a process group's shared numbers).
+LEFT_OUT = frozenset(('metrics',))
 #: The role zope.securitypolicy gives every principal.
 ANONYMOUS_ROLE = 'zope.Anonymous'
 #: Where the global maps of zope.securitypolicy are named.
@@ -465,6 +469,8 @@ class ExplainPublisher(Publisher):
     publishing = None
 
     def build_stage(self, registration, next_app, settings, build):
+        if registration.name in LEFT_OUT:
+            return next_app
         if registration.name == TRAVERSE:
             next_app = conclude
         stage = super().build_stage(registration, next_app, settings, build)
