@@ -28,7 +28,8 @@ def published(monkeypatch):
         seen['publication'] = publication
         return publication
 
-    monkeypatch.setattr(traverse, 'Publication', record)
+    monkeypatch.setattr(traverse.TraverseStage, 'publication_class',
+                        staticmethod(record))
     return seen
 
 

@@ -94,11 +94,114 @@ def test_comments_show_newest_first_and_count_all(app):
     assert '<strong>anonymous</strong>' in page
 
 
-def test_comment_without_text_is_refused_with_400_and_not_stored(app):
+def comment_form(html):
+    """The comment form of a page, as HTML."""
+    return re.search(r'<form id="comment-form".*?</form>', html,
+                     re.DOTALL).group(0)
+
+
+def test_an_empty_comment_is_named_empty_next_to_the_form(app):
     response = app.post('/folder/page/@@add-comment',
-                        {'author': 'Ann', 'text': '   '}, status=400)
-    assert 'A comment needs a text' in response.text
+                        {'author': 'Ann', 'text': '   '}, status=303)
+    assert response.headers['Location'] == (
+        'http://localhost/folder/page?comment_error=empty#comment-form')
+    page = response.follow()
+    assert page.status_int == 200
+    assert ('<p class="error" id="comment-error" role="alert">The comment '
+            'is empty: write something in the Comment field.</p>'
+            in comment_form(page.text))
+    assert 'Comments (0)' in page.text
+
+
+def test_reloading_the_page_of_a_refused_comment_posts_nothing(app):
+    """POST-redirect-GET: what the browser reloads is the GET."""
+    location = app.post('/folder/page/@@add-comment', {'text': ''},
+                        status=303).headers['Location']
+    for _reload in range(2):
+        page = app.get(location)
+        assert 'The comment is empty' in page.text
     assert 'Comments (0)' in app.get('/folder/page').text
+
+
+def test_a_comment_too_long_is_named_so_next_to_the_form(app):
+    response = app.post('/folder/page/@@add-comment',
+                        {'text': 'x' * 2001}, status=303)
+    assert response.headers['Location'].endswith(
+        '?comment_error=too-long#comment-form')
+    assert 'A comment needs a text of at most 2000 characters' in \
+        comment_form(response.follow().text)
+    assert 'Comments (0)' in app.get('/folder/page').text
+
+
+def test_the_page_shows_only_the_reasons_it_knows(app):
+    for query in ({'comment_error': '<b>forged</b>'},
+                  {'comment_error:list': 'empty'}, {}):
+        form = comment_form(app.get('/folder/page', query).text)
+        assert 'class="error"' not in form
+        assert 'forged' not in form
+
+
+# -- what the site demonstrates, and where the reader is
+
+
+def test_home_says_what_the_site_demonstrates_and_how_to_log_in(app):
+    html = app.get('/').text
+    about = re.search(r'<section class="about">.*?</section>', html,
+                      re.DOTALL).group(0)
+    for topic in ('Stages', 'Retry', 'CSRF', 'Metrics'):
+        assert '<strong>%s</strong>' % topic in about
+    assert 'href="http://localhost/@@pipeline.html"' in about
+    assert 'href="http://localhost/@@metrics.html"' in about
+    assert 'href="http://localhost/counter"' in about
+    assert 'href="http://localhost/folder/page"' in about
+    assert 'zope-pipeline show-pipeline' in about
+    assert '<code>admin</code>, password\n        <code>admin</code>' in about
+    assert 'zope-pipeline adduser' in about
+    for doc in ('docs/flow.rst', 'docs/explain.md', 'docs/reliability.md',
+                'docs/security.md', 'docs/metrics.md', 'README.md'):
+        assert '<code>%s</code>' % doc in about
+        assert os.path.exists(os.path.join(ROOT, doc))
+
+
+def test_only_the_home_page_has_the_introduction(app):
+    assert 'class="about"' not in app.get('/folder').text
+
+
+def test_the_pipeline_page_is_show_pipelines_output_for_the_admin(app):
+    app.get('/@@pipeline.html', status=401)
+    page = app.get('/@@pipeline.html', extra_environ=basic(*ADMIN))
+    text = page.html.find('pre', class_='pipeline').get_text()
+    assert text.startswith('Request type: browser\n')
+    for name in ('virtual_host', 'retry', 'csrf', 'traverse', 'call'):
+        assert re.search(r'^ +\d+\. %s$' % name, text, re.MULTILINE)
+    assert 'Request type: xmlrpc' in text
+
+
+def crumbs(html):
+    """[(title, url or None)] of a page's breadcrumbs."""
+    nav = re.search(r'<nav class="breadcrumbs".*?</nav>', html,
+                    re.DOTALL).group(0)
+    return [(title, url or None) for url, title in re.findall(
+        r'<(?:a href="([^"]*)"|span aria-current="page")>([^<]*)<', nav)]
+
+
+def test_breadcrumbs_lead_from_the_home_page_to_the_page_read(app):
+    home = ('zope.pipeline sample site', 'http://localhost')
+    folder = ('A folder of pages', 'http://localhost/folder')
+    page = ('A page with 10 items', 'http://localhost/folder/page')
+    assert crumbs(app.get('/').text) == [(home[0], None)]
+    assert crumbs(app.get('/folder/page').text) == [
+        home, folder, (page[0], None)]
+    assert crumbs(app.get('/folder/page/item-03').text) == [
+        home, folder, page, ('Item number 3', None)]
+    assert crumbs(app.get('/folder/@@search', {'q': 'x'}).text) == [
+        home, folder, ('Search', None)]
+    assert crumbs(app.get('/folder/page/@@edit',
+                          extra_environ=basic(*ADMIN)).text) == [
+        home, folder, page, ('Edit', None)]
+    assert crumbs(app.get('/@@pipeline.html',
+                          extra_environ=basic(*ADMIN)).text) == [
+        home, ('Pipeline', None)]
 
 
 def test_comment_form_answers_get_with_405_allowing_post(app):

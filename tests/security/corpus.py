@@ -255,7 +255,8 @@ FORMS = [
          query='q.a:record=%3Cscript%3E'),
     Case('marker-on-search-tuple', 400, path='/@@search', query='q:tuple=a'),
     Case('marker-on-search-int', 400, path='/@@search', query='q:int=1'),
-    Case('comment-empty-text', 400, method='POST', path=COMMENT,
+    # refused, and sent back to the form, which says why (POST-redirect-GET)
+    Case('comment-empty-text', 303, method='POST', path=COMMENT,
          body=b'text=+++', headers=FORM),
     Case('comment-get-not-allowed', 405, path=COMMENT),
     Case('query-percent-bad', 200, query='a%zz=1&%=%'),
@@ -301,7 +302,7 @@ BODIES = [
          body=b'text=' + b'x' * LIMIT, headers=dict(
              FORM, HTTP_TRANSFER_ENCODING='chunked'), content_length='',
          terminated=True),
-    Case('body-chunked-empty-comment', 400, method='POST', path=COMMENT,
+    Case('body-chunked-empty-comment', 303, method='POST', path=COMMENT,
          body=b'text=', headers=dict(
              FORM, HTTP_TRANSFER_ENCODING='chunked'), content_length='',
          terminated=True),

@@ -18,6 +18,7 @@ from zope.configuration.exceptions import ConfigurationError
 COMMANDS = (
     'zope.pipeline.commands.create',
     'zope.pipeline.commands.show_pipeline',
+    'zope.pipeline.commands.explain',
     'zope.pipeline.commands.serve',
     'zope.pipeline.commands.shell',
     'zope.pipeline.commands.run',

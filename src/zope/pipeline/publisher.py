@@ -96,6 +96,8 @@ class Publisher:
             self.request_types.setdefault(registration.name,
                                           (registration, spec))
             self.chain_for(spec)
+        # what pages of the site describe (the sample's @@pipeline.html)
+        provideUtility(self, IPublisher)
 
     def __call__(self, environ, start_response):
         return self.app(environ, start_response)

@@ -136,14 +136,19 @@ class Traversal:
             name_in_namespace = name
         if name_in_namespace == '.':
             return ob
+        traverser = self.publish_traverser(request, ob)
+        if traverser is None:
+            raise NotFound(ob, name, request)
+        return ProxyFactory(traverser.publishTraverse(request,
+                                                      name_in_namespace))
+
+    def publish_traverser(self, request, ob):
+        """What traverses ``ob`` by name: ``ob`` itself when it provides
+        IPublishTraverse, else its IPublishTraverse adapter (None when it
+        has none)."""
         if provides(ob, IPublishTraverse):
-            found = ob.publishTraverse(request, name_in_namespace)
-        else:
-            traverser = query_multi_adapter((ob, request), IPublishTraverse)
-            if traverser is None:
-                raise NotFound(ob, name, request)
-            found = traverser.publishTraverse(request, name_in_namespace)
-        return ProxyFactory(found)
+            return ob
+        return query_multi_adapter((ob, request), IPublishTraverse)
 
     def traverse_namespace(self, request, ob, name, namespace, name_in_it):
         """``++namespace++name`` and ``@@name``; private attributes never;

@@ -3,17 +3,24 @@
 Views work on the security-proxied context traversal gives them, so the
 declarations in configure.zcml decide what each principal may read and
 change.  Forms that write accept POST only (405 otherwise) and redirect
-(303) to the page they changed.
+(303) to the page they changed; the comment form redirects to its page
+when the comment is refused too, saying why next to the form (a reload
+does not post it again).
 """
 
 from urllib.parse import quote
 
 from zope.browserpage import ViewPageTemplateFile
+from zope.component import getUtility
 from zope.container.interfaces import IReadContainer
 from zope.publisher.interfaces import BadRequest
 from zope.publisher.interfaces.http import MethodNotAllowed
 from zope.traversing.browser.absoluteurl import absoluteURL
 
+from zope.pipeline.interfaces import IPublisher
+from zope.pipeline.introspect import describe_request_factories
+from zope.pipeline.introspect import format_text
+from zope.pipeline.sample.content import COMMENT_LIMITS
 from zope.pipeline.sample.interfaces import InvalidComment
 from zope.pipeline.sample.interfaces import ITitled
 
@@ -25,6 +32,16 @@ RESOURCES = 'zope.pipeline.sample'
 
 #: Characters zope.traversing leaves unquoted in the names of URLs.
 URL_SAFE = '@+'
+
+#: Why a comment was refused (the ``comment_error`` of the page's URL
+#: after the redirect), and what the page says next to the form.  Only
+#: these texts are shown: the URL names one, it never carries text.
+COMMENT_ERRORS = {
+    'empty': 'The comment is empty: write something in the Comment field.',
+    'too-long': COMMENT_LIMITS,
+}
+#: The anchor of the comment form (the redirect of a refused comment).
+COMMENT_FORM = 'comment-form'
 
 #: How deep and how many results the search goes.
 SEARCH_DEPTH = 6
@@ -69,12 +86,33 @@ def form_text(name, value):
 class SampleView:
     """What every page of the site shows: title, site links, stylesheet."""
 
+    #: The name of a page that is not the context's own (its last
+    #: breadcrumb), e.g. 'Edit'; None for the context's page.
+    page_name = None
+
     def __init__(self, context, request):
         self.context = context
         self.request = request
 
     def title(self):
         return title_of(self.context)
+
+    def breadcrumbs(self):
+        """[{'title', 'url'}] from the site's root to this page; the page
+        itself has no URL (it is where the reader is)."""
+        chain = []
+        ob = self.context
+        while ob is not None:
+            chain.append(ob)
+            ob = ob.__parent__
+        chain.reverse()
+        crumbs = [{'title': title_of(ob), 'url': self.url(ob)}
+                  for ob in chain]
+        if self.page_name is None:
+            crumbs[-1]['url'] = None
+        else:
+            crumbs.append({'title': self.page_name, 'url': None})
+        return crumbs
 
     def site_url(self):
         return self.request.getApplicationURL()
@@ -102,6 +140,10 @@ class FolderView(SampleView):
 
     template = ViewPageTemplateFile('templates/folder.pt')
 
+    def is_site_root(self):
+        """The root folder tells what the sample site demonstrates."""
+        return self.context.__parent__ is None
+
     def children(self):
         url = self.url()
         return [{'title': title_of(ob), 'url': child_url(url, name)}
@@ -115,7 +157,14 @@ class PageView(SampleView):
     """A page: its body, its items, its newest comments, the form."""
 
     template = ViewPageTemplateFile('templates/page.pt')
-    error = ''
+
+    @property
+    def error(self):
+        """Why the comment form was refused, from the URL the refusal
+        redirected to (a known reason, or nothing)."""
+        reason = self.request.form.get('comment_error')
+        return COMMENT_ERRORS.get(reason, '') if isinstance(reason, str) \
+            else ''
 
     def page(self):
         """What the template shows, read once: the template then looks up
@@ -152,25 +201,34 @@ class ItemView(SampleView):
         return self.template()
 
 
-class AddComment(PageView):
-    """POST author and text: store a comment, redirect to the page."""
+class AddComment(SampleView):
+    """POST author and text: store a comment and redirect to the page;
+    a refused one redirects to the form, which says why."""
 
     def __call__(self, text='', author=''):
         require_post(self.context, self.request)
+        author = form_text('author', author)
+        text = form_text('text', text)
+        if not text.strip():
+            return self.refuse('empty')
         try:
-            self.context.add_comment(form_text('author', author),
-                                     form_text('text', text))
-        except InvalidComment as error:
-            self.request.response.setStatus(400)
-            self.error = str(error)
-            return self.template()
+            self.context.add_comment(author, text)
+        except InvalidComment:
+            return self.refuse('too-long')
         return self.redirect(self.url() + '#comments')
+
+    def refuse(self, reason):
+        """Back to the page, the reason next to its form (GET: a reload
+        shows it again and posts nothing)."""
+        return self.redirect('%s?comment_error=%s#%s' % (
+            self.url(), reason, COMMENT_FORM))
 
 
 class EditPage(SampleView):
     """Change a page's title and body (zope.ManageContent)."""
 
     template = ViewPageTemplateFile('templates/edit.pt')
+    page_name = 'Edit'
     error = ''
 
     def __call__(self, title=None, body=None):
@@ -193,6 +251,7 @@ class Search(SampleView):
     the context."""
 
     template = ViewPageTemplateFile('templates/search.pt')
+    page_name = 'Search'
 
     def __call__(self, q=''):
         self.query = form_text('q', q).strip()
@@ -223,6 +282,23 @@ def walk(container, depth):
             yield ob
         if depth > 1 and IReadContainer.providedBy(ob):
             yield from walk(ob, depth - 1)
+
+
+class PipelineView(SampleView):
+    """What ``zope-pipeline show-pipeline`` prints for this site: the
+    chain of each request type, its stages' settings (for the
+    administrator: the settings name files and addresses)."""
+
+    template = ViewPageTemplateFile('templates/pipeline.pt')
+    page_name = 'Pipeline'
+
+    def chains(self):
+        publisher = getUtility(IPublisher)
+        return format_text(publisher.describe(), None,
+                           describe_request_factories(publisher))
+
+    def __call__(self):
+        return self.template()
 
 
 class CounterView(SampleView):

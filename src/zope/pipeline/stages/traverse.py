@@ -82,6 +82,10 @@ class TraverseStage:
     reads_if_present = reads_if_present
     writes = writes
 
+    #: What answers the request's traversal questions (``zope-pipeline
+    #: explain`` puts one that records each step in its place).
+    publication_class = Publication
+
     def __init__(self, next_app, xmlrpc_attributes='', build=None):
         self.next_app = next_app
         # the chain's traversal hooks: filled when the chain is compiled
@@ -94,8 +98,9 @@ class TraverseStage:
 
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]
-        traversal = Publication(self.hooks_for(environ), environ,
-                                keys.CONTEXT, self.xmlrpc_attributes)
+        traversal = self.publication_class(
+            self.hooks_for(environ), environ, keys.CONTEXT,
+            self.xmlrpc_attributes)
         request.setPublication(traversal)
         root = traversal.getApplication(request)
         environ[keys.CONTEXT] = root
