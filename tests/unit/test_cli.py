@@ -279,7 +279,8 @@ def test_descriptions_keep_their_paragraphs(capsys):
     with pytest.raises(SystemExit):
         main(['serve', '--help'])
     out = capsys.readouterr().out
-    assert '\n\nTouching the generated script (<server root>/application.wsgi)' in out
+    assert ('\n\nTouching the generated script '
+            '(<server root>/application.wsgi)') in out
     assert max(len(line) for line in out.splitlines()) <= 80
 
 
