@@ -149,7 +149,8 @@ def add_arguments(parser):
                         'before a daemon process sees the request (its '
                         'proxy in front of the daemons\' listener), so a '
                         'client sending its body slowly holds no daemon '
-                        'thread (default: on; see body_buffering())')
+                        'thread (default: on; see docs/deployment.md, '
+                        'slow clients)')
     parser.add_argument('--apache-workers', type=positive, metavar='N',
                         default=APACHE_WORKERS,
                         help='mod_wsgi: Apache\'s worker threads, which '
