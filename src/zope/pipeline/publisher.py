@@ -135,7 +135,8 @@ class Publisher:
                     [stage.registration for stage in self.outer.stages],
                     registrations, self.registry.stages)
         return self._build(registrations, end_of_pipeline, BuildContext(
-            self.registry, self.raw_settings, registrations, name, spec))
+            self.registry, self.raw_settings, registrations, name, spec,
+            self.registry.request_type_named(name)))
 
     def _sorted(self, registrations, what):
         sorter = TopologicalSorter(what)

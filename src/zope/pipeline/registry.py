@@ -8,6 +8,7 @@ from zope.pipeline.interfaces import IPipelineRegistry
 from zope.pipeline.interfaces import IRequestFactoryRegistration
 from zope.pipeline.interfaces import IStageRegistration
 from zope.pipeline.ordering import where
+from zope.pipeline.securitymodels import PROXIED
 
 
 @implementer(IStageRegistration)
@@ -37,13 +38,33 @@ class StageRegistration:
 class RequestFactoryRegistration:
 
     def __init__(self, name, factory, methods=('*',), mimetypes=('*',),
-                 priority=0, info=None):
+                 priority=0, info=None, security=PROXIED, publication=None,
+                 after_traversal_event=None, method_not_allowed=None,
+                 keys=None):
         self.name = name
         self.factory = factory
         self.methods = tuple(method.upper() for method in methods)
         self.mimetypes = tuple(mimetype.lower() for mimetype in mimetypes)
         self.priority = priority
         self.info = info
+        self.security = security
+        self.publication = publication
+        self.after_traversal_event = after_traversal_event
+        self.method_not_allowed = method_not_allowed
+        #: The info of the pipeline:security directive that chose the
+        #: security model, if one did.
+        self.security_chosen_at = None
+        # the (method, mimetype) keys, when they are not every method with
+        # every mimetype (a <publisher> registration partly replaced)
+        self._keys = None if keys is None else tuple(
+            (method.upper(), mimetype.lower()) for method, mimetype in keys)
+
+    def keys(self):
+        """The (method, mimetype) lookup keys this request type answers."""
+        if self._keys is not None:
+            return self._keys
+        return tuple((method, mimetype) for method in self.methods
+                     for mimetype in self.mimetypes)
 
     def __repr__(self):
         return '<RequestFactoryRegistration %r at %s>' % (self.name,
@@ -141,10 +162,8 @@ class PipelineRegistry:
     def _build_table(self):
         table = {}
         for registration in self.request_factories:
-            for method in registration.methods:
-                for mimetype in registration.mimetypes:
-                    table.setdefault((method, mimetype), []).append(
-                        registration)
+            for key in registration.keys():
+                table.setdefault(key, []).append(registration)
         for key, registrations in table.items():
             registrations.sort(key=lambda item: -item.priority)
             for first, second in zip(registrations, registrations[1:]):
@@ -158,6 +177,18 @@ class PipelineRegistry:
                             where(second.info), key[0], key[1],
                             first.priority))
         return {key: tuple(value) for key, value in table.items()}
+
+    def replace_request_factories(self, registrations):
+        """Make ``registrations`` the request types, in this order."""
+        self.request_factories = list(registrations)
+        self._table = None
+
+    def request_type_named(self, name):
+        """The request type registered first under ``name``, or None."""
+        for registration in self.request_factories:
+            if registration.name == name:
+                return registration
+        return None
 
     def factory_table(self):
         """Return {(method, mimetype): registrations by priority}."""

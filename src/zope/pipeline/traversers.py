@@ -90,9 +90,11 @@ class Traversal:
     ``:method``, the traversed names (so URLs are right); this object
     answers its three questions: run the hooks for an object, find the next
     object, name the default view.  Every object it hands back is security
-    proxied.  zope.publisher restarts its loop for default views and
-    ``:method`` suffixes, offering the object it stopped at a second time:
-    hooks run once per object reached all the same.
+    proxied (``wrap``; the view-checked model's subclass,
+    ``zope.pipeline.publication.ViewCheckedPublication``, hands back the
+    objects themselves).  zope.publisher restarts its loop for default
+    views and ``:method`` suffixes, offering the object it stopped at a
+    second time: hooks run once per object reached all the same.
     """
 
     __slots__ = ('hooks', 'environ', 'context_key', 'last_hooked',
@@ -136,6 +138,10 @@ class Traversal:
             if traverser is None:
                 raise NotFound(ob, name, request)
             found = traverser.publishTraverse(request, name_in_namespace)
+        return self.wrap(found)
+
+    def wrap(self, found):
+        """What traversal hands back for the object it found."""
         return ProxyFactory(found)
 
     def traverse_namespace(self, request, ob, name, namespace, name_in_it):
@@ -147,7 +153,7 @@ class Traversal:
             found = namespace_lookup(namespace, name_in_it, ob, request)
         except (TraversalError, LookupError):
             raise NotFound(ob, name, request) from None
-        return ProxyFactory(found)
+        return self.wrap(found)
 
     def attribute_allowed(self, request, ob, name):
         """Private attributes never; over XML-RPC only the methods of an

@@ -16,9 +16,19 @@ root of a ``++vh++`` directive, is a 400.  A page reached through a
 ``:method`` form field gets its URL as the response's base, as
 BrowserRequest means to do (it looks for the suffix after traversing it
 has emptied the list).
+
+The chain's security model (``zope.pipeline.securitymodels``), fixed when
+the chain is built, decides what traversal hands back: security proxies
+(``proxied``), or the objects themselves (``view-checked``: the call stage
+checks the published view's permission).  A request type made from a
+publication that sent an event after traversal (grokcore.view's
+``AfterTraversalEvent``) has it sent here, with the published object.
 """
 
+import functools
+
 from zope.configuration.exceptions import ConfigurationError
+from zope.event import notify
 from zope.interface import Interface
 from zope.publisher.interfaces.browser import IBrowserRequest
 from zope.schema import ASCIILine
@@ -26,6 +36,9 @@ from zope.schema import ASCIILine
 from zope.pipeline import environ as keys
 from zope.pipeline import paths
 from zope.pipeline.publication import Publication
+from zope.pipeline.publication import ViewCheckedPublication
+from zope.pipeline.securitymodels import VIEW_CHECKED
+from zope.pipeline.securitymodels import trusted_view_interfaces
 from zope.pipeline.traversers import parse_attribute_names
 
 
@@ -71,6 +84,17 @@ def resolve_dot_segments(request):
     request.setTraversalStack(stack)
 
 
+def publication_factory(build):
+    """The ``request.publication`` class of the chain's security model,
+    called as ``factory(hooks, environ, context_key, xmlrpc_attributes)``
+    (for view-checked, with the views it trusts bare as they are loaded
+    when the chain is built)."""
+    if build is None or build.security != VIEW_CHECKED:
+        return Publication
+    return functools.partial(ViewCheckedPublication,
+                             trusted_views=trusted_view_interfaces())
+
+
 class TraverseStage:
     """Traverse the request's path from the root application."""
 
@@ -83,6 +107,9 @@ class TraverseStage:
         self.next_app = next_app
         # the chain's traversal hooks: filled when the chain is compiled
         self.hooks = build.traversal_hooks if build is not None else []
+        self.publication = publication_factory(build)
+        self.after_traversal_event = (
+            build.after_traversal_event if build is not None else None)
         try:
             self.xmlrpc_attributes = parse_attribute_names(xmlrpc_attributes)
         except ValueError as error:
@@ -91,17 +118,19 @@ class TraverseStage:
 
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]
-        traversal = Publication(self.hooks_for(environ), environ,
-                                keys.CONTEXT, self.xmlrpc_attributes)
+        traversal = self.publication(self.hooks_for(environ), environ,
+                                     keys.CONTEXT, self.xmlrpc_attributes)
         request.setPublication(traversal)
         root = traversal.getApplication(request)
         environ[keys.CONTEXT] = root
         resolve_dot_segments(request)
         method_page = has_method_suffix(request) and \
             IBrowserRequest.providedBy(request)
-        environ[keys.PUBLISHED] = request.traverse(root)
+        published = environ[keys.PUBLISHED] = request.traverse(root)
         if method_page:
             set_base_for_method(request)
+        if self.after_traversal_event is not None:
+            notify(self.after_traversal_event(published, request))
         environ[keys.DEFAULT_VIEW] = tuple(traversal.default_names)
         return self.next_app(environ, start_response)
 
