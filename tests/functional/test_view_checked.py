@@ -105,3 +105,32 @@ def test_page_published_through_its_default_method_is_checked(app):
     app.get('/herd/manfred/@@secret', status=401)
     assert app.get('/herd/manfred/@@secret',
                    headers=KEEPER).text == 'Secret of manfred'
+
+
+# -- a request type made from Grok's publication
+
+def test_grok_publication_sends_its_event_after_traversal(make_testapp):
+    pytest.importorskip('grokcore.view')
+    from grokcore.view.interfaces import IAfterTraversalEvent
+    from zope.component import provideHandler
+    app = make_testapp(SITE.replace('site.zcml', 'grok.zcml'), SETTINGS)
+    seen = []
+    provideHandler(lambda event: seen.append(
+        (type(event.object.__self__).__name__, event.request.getURL())),
+        (IAfterTraversalEvent,))
+    assert app.get('/herd/manfred').text == 'Mammoth manfred'
+    app.get('/herd/manfred/@@secret', status=401)
+    # the published objects: the pages' methods (their default)
+    assert seen == [
+        ('MammothPage', 'http://localhost/herd/manfred/index.html'),
+        ('SecretPage', 'http://localhost/herd/manfred/@@secret')]
+
+
+def test_chain_without_publication_sends_no_event_after_traversal(app):
+    pytest.importorskip('grokcore.view')
+    from grokcore.view.interfaces import IAfterTraversalEvent
+    from zope.component import provideHandler
+    seen = []
+    provideHandler(seen.append, (IAfterTraversalEvent,))
+    app.get('/herd/manfred')
+    assert seen == []

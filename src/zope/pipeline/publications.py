@@ -37,6 +37,7 @@ from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 
 from zope.pipeline import factories
 from zope.pipeline.ordering import where
+from zope.pipeline.registry import UNKNOWN_PLACE
 from zope.pipeline.registry import RequestFactoryRegistration
 from zope.pipeline.securitymodels import PROXIED
 from zope.pipeline.securitymodels import VIEW_CHECKED
@@ -134,10 +135,7 @@ def dotted_name(obj):
 
 
 def where_registered(info):
-    if info is None:
-        return ('(a configuration loaded before zope.pipeline\'s; its file '
-                'and line are not known)')
-    return where(info)
+    return where(info) if info is not None else UNKNOWN_PLACE
 
 
 # -- reading the registrations
@@ -168,7 +166,19 @@ def registrations_of(registry, infos=None):
                 found.info = found.info or infos.get(
                     (method, mimetype, entry['name'], entry['priority'],
                      id(entry['factory'])))
-    return list(grouped.values())
+    registrations = list(grouped.values())
+    in_directive_order(registrations, infos)
+    return registrations
+
+
+def in_directive_order(registrations, infos):
+    """Sort each registration's keys as its directive listed them (known
+    from the actions' order; the classic registry keeps them by method)."""
+    position = {key: index for index, key in enumerate(infos)}
+    for registration in registrations:
+        registration.keys.sort(key=lambda pair: position.get(
+            pair + (registration.name, registration.priority,
+                    id(registration.factory)), 0))
 
 
 def from_global_registry():
@@ -209,6 +219,7 @@ def from_actions(actions):
 
 class PublicationError(ConfigurationError):
     """A ``<publisher>`` registration zope.pipeline cannot express."""
+
 
 
 def request_and_publication(registration):
@@ -342,27 +353,6 @@ def request_type_of(registration):
         resolved(mapping.method_not_allowed), keys=keys)
 
 
-def check_shared_chains(request_types):
-    """Request types whose requests are of one class share one chain:
-    fail when they ask for different security models."""
-    by_interface = {}
-    for registration in request_types:
-        interface = factories.request_interface_of(registration.factory)
-        first = by_interface.setdefault(interface, registration)
-        if first.security != registration.security:
-            raise PublicationError(
-                "Request types '%s' (%s, registered at %s) and '%s' (%s, "
-                "registered at %s) make requests of one kind (%s), so they "
-                "share one chain, but ask for the security models %s and "
-                "%s: give one of them a request class of its own."
-                % (first.name, first.publication or 'pipeline:requestFactory',
-                   where_registered(first.info), registration.name,
-                   registration.publication or 'pipeline:requestFactory',
-                   where_registered(registration.info),
-                   interface.__identifier__, first.security,
-                   registration.security))
-
-
 def apply(registry, publisher_registrations):
     """Make the ``<publisher>`` registrations request types of
     ``registry``: each replaces the request type of the same name
@@ -375,8 +365,8 @@ def apply(registry, publisher_registrations):
     request_types = [by_name.pop(registration.name, registration)
                      for registration in registry.request_factories]
     request_types.extend(by_name.values())
-    check_shared_chains(request_types)
     registry.replace_request_factories(request_types)
+    registry.check_security_models()
 
 
 def apply_configuration(registry, machine):

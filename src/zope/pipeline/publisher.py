@@ -79,6 +79,7 @@ class Publisher:
         self._chains = {}
         self._chains_by_iro = {}
         registry.check_parts()
+        registry.check_security_models()
         provideUtility(registry, IPipelineRegistry)
         check_settings(registry, self.raw_settings, where_settings)
         registry.factory_table()

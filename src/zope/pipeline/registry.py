@@ -10,6 +10,10 @@ from zope.pipeline.interfaces import IStageRegistration
 from zope.pipeline.ordering import where
 from zope.pipeline.securitymodels import PROXIED
 
+#: Where a registration read from an already loaded configuration was made.
+UNKNOWN_PLACE = ("(a configuration loaded before zope.pipeline's; its file "
+                 "and line are not known)")
+
 
 @implementer(IStageRegistration)
 class StageRegistration:
@@ -69,6 +73,17 @@ class RequestFactoryRegistration:
     def __repr__(self):
         return '<RequestFactoryRegistration %r at %s>' % (self.name,
                                                           where(self.info))
+
+
+def origin_of(registration):
+    """'pipeline:requestFactory at file:line', or the publication and
+    where its ``<publisher>`` registration was made."""
+    place = where(registration.info) if registration.info is not None \
+        else UNKNOWN_PLACE
+    if registration.publication:
+        return 'the publication %s, <publisher> at %s' % (
+            registration.publication, place)
+    return 'pipeline:requestFactory at %s' % place
 
 
 def mimetype_of(environ):
@@ -182,6 +197,24 @@ class PipelineRegistry:
         """Make ``registrations`` the request types, in this order."""
         self.request_factories = list(registrations)
         self._table = None
+
+    def check_security_models(self):
+        """Request types whose requests provide the same interface share
+        one chain: fail when they ask for different security models."""
+        by_interface = {}
+        for registration in self.request_factories:
+            interface = request_interface_of(registration.factory)
+            first = by_interface.setdefault(interface, registration)
+            if first.security != registration.security:
+                raise ConfigurationError(
+                    "Request types '%s' (%s) and '%s' (%s) make requests of "
+                    "one kind (%s), so they share one chain, but ask for the "
+                    "security models %s and %s: give one of them a request "
+                    "class of its own." % (
+                        first.name, origin_of(first), registration.name,
+                        origin_of(registration), getattr(
+                            interface, '__identifier__', interface),
+                        first.security, registration.security))
 
     def request_type_named(self, name):
         """The request type registered first under ``name``, or None."""

@@ -20,9 +20,14 @@ has emptied the list).
 The chain's security model (``zope.pipeline.securitymodels``), fixed when
 the chain is built, decides what traversal hands back: security proxies
 (``proxied``), or the objects themselves (``view-checked``: the call stage
-checks the published view's permission).  A request type made from a
-publication that sent an event after traversal (grokcore.view's
-``AfterTraversalEvent``) has it sent here, with the published object.
+checks the published view's permission).  In a view-checked chain, errors
+raised after traversal are located at the published object, as the
+classic publisher located them (``ZopePublication.handleException``: a
+published method at its object, proxied): the last object traversal
+reached may be a proxied view whose default (the view itself, unproxied)
+is what was published.  A request type made from a publication that sent
+an event after traversal (grokcore.view's ``AfterTraversalEvent``) has it
+sent here, with the published object.
 """
 
 import functools
@@ -32,6 +37,8 @@ from zope.event import notify
 from zope.interface import Interface
 from zope.publisher.interfaces.browser import IBrowserRequest
 from zope.schema import ASCIILine
+from zope.security.checker import ProxyFactory
+from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
 from zope.pipeline import paths
@@ -84,6 +91,16 @@ def resolve_dot_segments(request):
     request.setTraversalStack(stack)
 
 
+def error_location(published):
+    """Where errors after traversal are located (the classic publisher's
+    rule): the published object, or for a method without a parent the
+    object it is bound to, security proxied."""
+    if hasattr(published, '__parent__'):
+        return published
+    bare = removeSecurityProxy(published)
+    return ProxyFactory(getattr(bare, '__self__', bare))
+
+
 def publication_factory(build):
     """The ``request.publication`` class of the chain's security model,
     called as ``factory(hooks, environ, context_key, xmlrpc_attributes)``
@@ -108,6 +125,8 @@ class TraverseStage:
         # the chain's traversal hooks: filled when the chain is compiled
         self.hooks = build.traversal_hooks if build is not None else []
         self.publication = publication_factory(build)
+        self.locates_errors_at_published = (
+            build is not None and build.security == VIEW_CHECKED)
         self.after_traversal_event = (
             build.after_traversal_event if build is not None else None)
         try:
@@ -129,6 +148,8 @@ class TraverseStage:
         published = environ[keys.PUBLISHED] = request.traverse(root)
         if method_page:
             set_base_for_method(request)
+        if self.locates_errors_at_published:
+            environ[keys.CONTEXT] = error_location(published)
         if self.after_traversal_event is not None:
             notify(self.after_traversal_event(published, request))
         environ[keys.DEFAULT_VIEW] = tuple(traversal.default_names)
