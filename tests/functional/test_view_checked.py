@@ -134,3 +134,16 @@ def test_chain_without_publication_sends_no_event_after_traversal(app):
     provideHandler(seen.append, (IAfterTraversalEvent,))
     app.get('/herd/manfred')
     assert seen == []
+
+
+def test_grok_http_publication_raises_its_error_for_a_method_without_view(
+        make_testapp):
+    pytest.importorskip('grokcore.rest')
+    from grokcore.rest.rest import GrokMethodNotAllowed
+    app = make_testapp(SITE.replace('site.zcml', 'grok.zcml'), SETTINGS)
+    assert app.put('/herd/manfred', b'', headers=KEEPER).text == \
+        'Put manfred'
+    app.delete('/herd/manfred', headers=KEEPER, status=405)
+    with pytest.raises(GrokMethodNotAllowed):
+        app.delete('/herd/manfred', headers=KEEPER,
+                   extra_environ={'wsgi.handleErrors': False})

@@ -8,6 +8,8 @@ from zope.app.publication.requestpublicationfactories import BrowserFactory
 from zope.app.publication.requestpublicationfactories import HTTPFactory
 from zope.interface import Interface
 from zope.interface import implementer
+from zope.publisher.base import BaseRequest
+from zope.publisher.browser import BrowserRequest
 from zope.publisher.http import HTTPRequest
 
 
@@ -45,6 +47,16 @@ CallingFactory = factory_of('CallingFactory', CallingPublication)
 OwnFactory = factory_of('OwnFactory', OwnPublication)
 #: HTTPPublication (method views) for browser requests: no chain does it
 MismatchedFactory = factory_of('MismatchedFactory', HTTPPublication)
+#: a request class that is no HTTP request
+NoHTTPFactory = factory_of('NoHTTPFactory', BrowserPublication, BaseRequest)
+
+
+class CustomBrowserRequest(BrowserRequest):
+    """What an application's IBrowserRequestFactory utility names."""
+
+
+CustomRequestFactory = factory_of('CustomRequestFactory', BrowserPublication,
+                                  CustomBrowserRequest)
 
 
 class FailingFactory(BrowserFactory):

@@ -4,7 +4,9 @@ registry) become request types when the configuration ends
 standard chains, Grok's onto view-checked ones; a publication that cannot
 be expressed fails at startup with its ZCML file and line."""
 
+import io
 import re
+import sys
 
 import pytest
 
@@ -269,17 +271,57 @@ def test_publisher_with_a_request_class_of_its_own_adds_a_request_type(
         json.factory.request_interface)
 
 
+PAGES = ('<pipeline:requestFactory name="pages" factory="zope.pipeline.'
+         'factories.browser" methods="GET" mimetypes="text/plain" '
+         'priority="50" security="view-checked" />')
+
+
 def test_request_types_of_one_kind_with_two_security_models_fail(configure):
-    registry = configure('<pipeline:requestFactory name="pages" factory='
-                         '"zope.pipeline.factories.browser" methods="GET" '
-                         'mimetypes="text/plain" priority="50" '
-                         'security="view-checked" />')
+    registry = configure(PAGES)
     with pytest.raises(ConfigurationError) as raised:
         Publisher(registry)
     assert "Request types 'browser' (pipeline:requestFactory at " in \
         str(raised.value)
     assert "ask for the security models proxied and view-checked" in \
         str(raised.value)
+
+
+def test_publication_sharing_a_chain_with_another_model_fails(configure):
+    with pytest.raises(ConfigurationError) as raised:
+        configure(STANDARD + PAGES)
+    assert "Request types 'browser' (the publication zope.app.publication." \
+        "browser.BrowserPublication, <publisher> at %s:" % configure.path \
+        in str(raised.value)
+
+
+def test_request_class_of_an_application_makes_requests_of_it(configure):
+    from tests.unit.publication_classes import CustomBrowserRequest
+    registry = configure('<publisher name="BROWSER" factory="%s'
+                         'CustomRequestFactory" methods="GET POST HEAD" '
+                         'priority="10" />' % OWN)
+    browser = request_types(registry)['browser']
+    assert browser.factory.request_class is CustomBrowserRequest
+    assert browser.factory.canHandle({})
+    request = browser.factory(io.BytesIO(b''), {'REQUEST_METHOD': 'GET'})
+    assert type(request) is CustomBrowserRequest
+
+
+def test_request_class_that_is_no_http_request_fails(configure):
+    with pytest.raises(PublicationError) as raised:
+        configure('<publisher name="BROWSER" factory="%sNoHTTPFactory" '
+                  'methods="GET" priority="10" />' % OWN)
+    assert 'zope.publisher.base.BaseRequest makes no HTTP requests' in \
+        str(raised.value)
+
+
+def test_without_zope_app_publication_there_is_nothing_to_map(
+        configure, monkeypatch):
+    from zope.pipeline import publications
+    monkeypatch.setitem(sys.modules, publications.REGISTRY_MODULE, None)
+    assert publications.from_global_registry() == []
+    assert publications.from_actions([]) == []
+    assert [registration.publication for registration in configure(
+        '').request_factories] == [None, None, None]
 
 
 # -- a site loaded before zope.pipeline's configuration (test layers)

@@ -125,8 +125,7 @@ def format_text(data, request_type=None, factories=None):
             lines.extend(_factory_lines(factories[name]))
         lines.append('  interfaces:    %s' % ', '.join(
             _short(iface) for iface in info['interfaces']))
-        if 'origin' in info:
-            lines.extend(_origin_lines(info['origin']))
+        lines.extend(_origin_lines(info['origin']))
         lines.append('')
         part = None
         for number, stage in enumerate(info['stages'], 1):

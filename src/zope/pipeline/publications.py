@@ -244,13 +244,9 @@ def request_and_publication(registration):
 def overridden(publication_class, base):
     """The names the classes between ``publication_class`` and ``base``
     define (what a subclass changes)."""
-    names = []
-    for cls in publication_class.__mro__:
-        if cls is base:
-            break
-        names.extend(name for name in vars(cls)
-                     if name not in INERT_ATTRIBUTES)
-    return sorted(set(names))
+    mro = publication_class.__mro__
+    return sorted({name for cls in mro[:mro.index(base)] for name in vars(cls)
+                   if name not in INERT_ATTRIBUTES})
 
 
 def mapping_of(publication_class, registration):
