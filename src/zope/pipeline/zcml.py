@@ -26,6 +26,11 @@ NAMESPACE = 'http://namespaces.zope.org/pipeline'
 #: decides after them.
 PUBLICATIONS_ORDER = 1000
 SECURITY_ORDER = PUBLICATIONS_ORDER + 1
+#: What an error of that step is said to come from (its message names the
+#: <publisher> directive).
+PUBLICATIONS_INFO = ('the end of the configuration, where <publisher> '
+                     'registrations become request types '
+                     '(zope.pipeline.publications)')
 
 
 class IStageDirective(Interface):
@@ -167,7 +172,8 @@ def map_publications_at_end(_context):
     root.pipeline_publications_mapped = True
     _context.action(
         discriminator=None, callable=publications.apply_configuration,
-        args=(registry_of(_context), root), order=PUBLICATIONS_ORDER)
+        args=(registry_of(_context), root), order=PUBLICATIONS_ORDER,
+        info=PUBLICATIONS_INFO)
 
 
 def choose_security(registry, model, names, info):
