@@ -3,6 +3,7 @@ register with ``<publisher>`` (tests/unit/test_publications.py).
 Imports zope.app.publication: import it only where that is installed."""
 
 from zope.app.publication.browser import BrowserPublication
+from zope.app.publication.http import BaseHTTPPublication
 from zope.app.publication.http import HTTPPublication
 from zope.app.publication.requestpublicationfactories import BrowserFactory
 from zope.app.publication.requestpublicationfactories import HTTPFactory
@@ -82,3 +83,19 @@ class JSONFactory(HTTPFactory):
 
     def __call__(self):
         return JSONRequest, HTTPPublication
+
+
+class JSONObjectsFactory(JSONFactory):
+    """JSON requests published by calling the object (XML-RPC's way)."""
+
+    def __call__(self):
+        return JSONRequest, BaseHTTPPublication
+
+
+def call_stage(next_app, build=None):
+    """A call stage of the site's own (it calls the published object)."""
+    from zope.pipeline.stages.call import CallStage
+    return CallStage(next_app, build)
+
+
+call_stage.publishes = True

@@ -238,9 +238,12 @@ def test_publication_for_another_kind_of_request_fails_at_startup(configure):
     with pytest.raises(PublicationError) as raised:
         configure('<publisher name="BROWSER" factory="%sMismatchedFactory" '
                   'methods="GET POST HEAD" priority="10" />' % OWN)
-    assert 'publishes http requests, but its request class ' \
-        'zope.publisher.browser.BrowserRequest makes browser requests' in \
-        str(raised.value)
+    assert 'HTTPPublication of <publisher name="BROWSER" factory=' \
+        '"%sMismatchedFactory"' % OWN in str(raised.value)
+    assert 'calls the view named after the request method, but the chain ' \
+        'of its request class zope.publisher.browser.BrowserRequest calls ' \
+        "the published object (the 'call' stage zope.pipeline.stages.call." \
+        'CallStage registered at ' in str(raised.value)
 
 
 def test_factory_that_fails_names_its_registration(configure):
@@ -310,8 +313,43 @@ def test_request_class_that_is_no_http_request_fails(configure):
     with pytest.raises(PublicationError) as raised:
         configure('<publisher name="BROWSER" factory="%sNoHTTPFactory" '
                   'methods="GET" priority="10" />' % OWN)
-    assert 'zope.publisher.base.BaseRequest makes no HTTP requests' in \
-        str(raised.value)
+    assert 'The request class zope.publisher.base.BaseRequest of ' \
+        '<publisher name="BROWSER"' in str(raised.value)
+    assert "gets no 'call' stage: zope.pipeline cannot publish its " \
+        "requests." in str(raised.value)
+
+
+#: The JSON request type with zope.app.publication's XMLRPCPublication:
+#: the published object is called, which the chain of an HTTP request
+#: class does not do unless the site registers a call stage that does.
+JSON_OBJECTS = ('<publisher name="JSON" factory="%sJSONObjectsFactory" '
+                'methods="POST" mimetypes="application/json" priority="30" />'
+                % OWN)
+CALL_STAGE = ('<pipeline:stage name="call" factory="%s" after="traverse" '
+              'for="tests.unit.publication_classes.IJSONRequest" />')
+
+
+def test_publication_calling_objects_needs_a_chain_that_calls_them(
+        configure):
+    with pytest.raises(PublicationError) as raised:
+        configure(JSON_OBJECTS)
+    assert 'calls the published object, but the chain of its request ' \
+        'class %sJSONRequest calls the view named after the request ' \
+        'method' % OWN in str(raised.value)
+
+
+@pytest.mark.parametrize('factory', [
+    'zope.pipeline.stages.call.CallStage',
+    'tests.unit.publication_classes.call_stage'])
+def test_call_stage_the_site_registers_for_its_request_class_is_used(
+        configure, factory):
+    registry = configure(JSON_OBJECTS + CALL_STAGE % factory)
+    json = request_types(registry)['JSON']
+    assert json.publication == 'zope.app.publication.http.BaseHTTPPublication'
+    publisher = Publisher(registry)
+    chain = publisher.chain_for(publisher.request_types['JSON'][1])
+    assert chain.stages[-1].registration.factory.__name__ == \
+        factory.rsplit('.', 1)[-1]
 
 
 def test_without_zope_app_publication_there_is_nothing_to_map(

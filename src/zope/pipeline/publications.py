@@ -31,9 +31,6 @@ from zope.configuration.config import resolveConflicts
 from zope.configuration.exceptions import ConfigurationError
 from zope.dottedname.resolve import resolve
 from zope.interface import implementedBy
-from zope.publisher.interfaces.browser import IBrowserRequest
-from zope.publisher.interfaces.http import IHTTPRequest
-from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 
 from zope.pipeline import factories
 from zope.pipeline.ordering import where
@@ -41,20 +38,26 @@ from zope.pipeline.registry import UNKNOWN_PLACE
 from zope.pipeline.registry import RequestFactoryRegistration
 from zope.pipeline.securitymodels import PROXIED
 from zope.pipeline.securitymodels import VIEW_CHECKED
+from zope.pipeline.stages.call import CallStage
+from zope.pipeline.stages.call import MethodCallStage
 
 #: zope.app.publication's module holding the registry ``<publisher>`` fills.
 REGISTRY_MODULE = 'zope.app.publication.requestpublicationregistry'
 #: ... and the module of its standard request-publication factories.
 FACTORIES_MODULE = 'zope.app.publication.requestpublicationfactories'
 
+#: The stage that calls what traversal found.
+CALL_STAGE = 'call'
+
 #: ``<publisher>`` names of zope.app.publication's registrations -> the
 #: request type they take the place of.
 STANDARD_NAMES = {'BROWSER': 'browser', 'XMLRPC': 'xmlrpc', 'HTTP': 'http'}
 
-#: The kind of chain a request class gets (its call stage): the first
-#: interface its class implements wins.
-KINDS = ((IXMLRPCRequest, 'xmlrpc'), (IBrowserRequest, 'browser'),
-         (IHTTPRequest, 'http'))
+#: How a publication's ``callObject`` published, and how a chain's
+#: ``call`` stage does: the object itself (``mapply``), or the view named
+#: after the request method.
+CALLS_OBJECT = 'calls the published object'
+CALLS_METHOD_VIEWS = 'calls the view named after the request method'
 
 #: zope.publisher's request classes -> zope.pipeline's factory for them.
 PIPELINE_FACTORIES = {
@@ -63,14 +66,15 @@ PIPELINE_FACTORIES = {
 
 
 class Mapping:
-    """What a known publication class becomes: the kinds of request it
-    publishes, its chain's security model, and (dotted names, resolved
-    when it is mapped) the event it sent after traversal and the error it
-    raised for a method without a view."""
+    """What a known publication class becomes: how it called what it
+    published (the call stage of the chain must do the same), its chain's
+    security model, and (dotted names, resolved when it is mapped) the
+    event it sent after traversal and the error it raised for a method
+    without a view."""
 
-    def __init__(self, kinds, security=PROXIED, after_traversal_event=None,
+    def __init__(self, calls, security=PROXIED, after_traversal_event=None,
                  method_not_allowed=None):
-        self.kinds = kinds
+        self.calls = calls
         self.security = security
         self.after_traversal_event = after_traversal_event
         self.method_not_allowed = method_not_allowed
@@ -82,17 +86,16 @@ GROK_EVENT = 'grokcore.view.interfaces.AfterTraversalEvent'
 #: ``XMLRPCPublication`` is its ``BaseHTTPPublication``.
 KNOWN_PUBLICATIONS = {
     'zope.app.publication.browser.BrowserPublication':
-        Mapping(('browser',)),
-    'zope.app.publication.http.HTTPPublication': Mapping(('http',)),
-    'zope.app.publication.http.BaseHTTPPublication':
-        Mapping(('xmlrpc', 'browser')),
+        Mapping(CALLS_OBJECT),
+    'zope.app.publication.http.HTTPPublication': Mapping(CALLS_METHOD_VIEWS),
+    'zope.app.publication.http.BaseHTTPPublication': Mapping(CALLS_OBJECT),
     'grokcore.view.publication.GrokBrowserPublication':
-        Mapping(('browser',), VIEW_CHECKED, GROK_EVENT),
+        Mapping(CALLS_OBJECT, VIEW_CHECKED, GROK_EVENT),
     'grokcore.rest.publication.GrokHTTPPublication':
-        Mapping(('http',), VIEW_CHECKED, GROK_EVENT,
+        Mapping(CALLS_METHOD_VIEWS, VIEW_CHECKED, GROK_EVENT,
                 'grokcore.rest.rest.GrokMethodNotAllowed'),
     'grokcore.xmlrpc.publication.GrokXMLRPCPublication':
-        Mapping(('xmlrpc',), VIEW_CHECKED, GROK_EVENT),
+        Mapping(CALLS_OBJECT, VIEW_CHECKED, GROK_EVENT),
 }
 
 #: What a subclass may define and still map as its known base does.
@@ -279,11 +282,51 @@ def mapping_of(publication_class, registration):
                         ', '.join(sorted(KNOWN_PUBLICATIONS))))
 
 
-def kind_of(request_class):
-    for interface, kind in KINDS:
-        if interface.implementedBy(request_class):
-            return kind
+def call_stage_of(registry, request_class):
+    """The ``call`` stage registration the chain for ``request_class``
+    gets (the one for the most specific interface), or None."""
+    for registration in registry.inner_stages(implementedBy(request_class)):
+        if registration.name == CALL_STAGE:
+            return registration
     return None
+
+
+def calls_of(factory):
+    """How a call stage's factory publishes: ``CALLS_METHOD_VIEWS``,
+    ``CALLS_OBJECT``, or None for a factory of the site's own."""
+    if isinstance(factory, type) and issubclass(factory, MethodCallStage):
+        return CALLS_METHOD_VIEWS
+    if isinstance(factory, type) and issubclass(factory, CallStage):
+        return CALLS_OBJECT
+    return None
+
+
+def check_call_stage(registry, registration, request_class,
+                     publication_class, mapping):
+    """The chain compiled for the request class must call what it
+    publishes as the publication did; a call stage of the site's own is
+    trusted to."""
+    stage = call_stage_of(registry, request_class)
+    if stage is None:
+        raise PublicationError(
+            "The request class %s of %s gets no '%s' stage: zope.pipeline "
+            "cannot publish its requests.  Register one for its request "
+            "interface (pipeline:stage name=\"%s\"; zope.pipeline.stages."
+            "call.CallStage calls the published object)." % (
+                dotted_name(request_class), registration.describe(),
+                CALL_STAGE, CALL_STAGE))
+    calls = calls_of(stage.factory)
+    if calls is None or calls == mapping.calls:
+        return
+    raise PublicationError(
+        "The publication %s of %s %s, but the chain of its request class "
+        "%s %s (the '%s' stage %s registered at %s): register a '%s' "
+        "stage for its request interface that publishes as the publication "
+        "did (zope.pipeline.stages.call: CallStage calls the published "
+        "object, MethodCallStage the method views)." % (
+            dotted_name(publication_class), registration.describe(),
+            mapping.calls, dotted_name(request_class), calls, CALL_STAGE,
+            dotted_name(stage.factory), where(stage.info), CALL_STAGE))
 
 
 def request_factory_for(request_class, publisher_factory):
@@ -320,23 +363,16 @@ def resolved(name):
     return resolve(name) if name else None
 
 
-def request_type_of(registration):
-    """The RequestFactoryRegistration a PublisherRegistration becomes, or
-    None when it can never make a request."""
+def request_type_of(registration, registry):
+    """The RequestFactoryRegistration a PublisherRegistration becomes in
+    ``registry``, or None when it can never make a request."""
     classes = request_and_publication(registration)
     if classes is None:
         return None
     request_class, publication_class = classes
     mapping = mapping_of(publication_class, registration)
-    kind = kind_of(request_class)
-    if kind not in mapping.kinds:
-        raise PublicationError(
-            'The publication %s of %s publishes %s requests, but its '
-            'request class %s makes %s requests: zope.pipeline cannot '
-            'express that pair.' % (
-                dotted_name(publication_class), registration.describe(),
-                ' or '.join(mapping.kinds), dotted_name(request_class),
-                kind or 'no HTTP'))
+    check_call_stage(registry, registration, request_class,
+                     publication_class, mapping)
     keys = registration.keys
     return RequestFactoryRegistration(
         STANDARD_NAMES.get(registration.name, registration.name),
@@ -353,8 +389,10 @@ def apply(registry, publisher_registrations):
     """Make the ``<publisher>`` registrations request types of
     ``registry``: each replaces the request type of the same name
     (``STANDARD_NAMES``) or is added."""
-    made = [request_type for request_type in map(
-        request_type_of, publisher_registrations) if request_type is not None]
+    made = [request_type for request_type in (
+        request_type_of(registration, registry)
+        for registration in publisher_registrations)
+        if request_type is not None]
     if not made:
         return
     by_name = {request_type.name: request_type for request_type in made}
