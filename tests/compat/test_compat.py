@@ -1,7 +1,9 @@
 """Classic-publisher parity: the functional suites shipped inside Zope's
-``zope.app.*`` packages, run unchanged, once through the classic publisher
-(zope.app.wsgi's own layer) and once through zope.pipeline (the same
-layers, their application swapped for
+``zope.app.*`` packages and inside Grok (``grok``, ``grokcore.*``: their
+publications, registered with ``<publisher>``, become view-checked
+request types, ``zope.pipeline.publications``), run unchanged, once
+through the classic publisher (zope.app.wsgi's own layer) and once
+through zope.pipeline (the same layers, their application swapped for
 ``zope.pipeline.testing.PipelineApplication`` by ``run_suite.py``).
 
 Every test that passes under the classic publisher passes under
@@ -51,7 +53,22 @@ SUITES = (
     'zope.app.rotterdam',
     'zope.app.catalog',
     'zope.app.onlinehelp',
+    # Grok: its publications registered with <publisher> (issue 30)
+    'grok',
+    'grokcore.view',
+    'grokcore.traverser',
+    'grokcore.rest',
+    'grokcore.xmlrpc',
+    'grokcore.json',
+    'grokcore.layout',
+    'grokcore.formlib',
 )
+
+#: zope.testrunner options a suite needs besides ``-s PACKAGE``: grok keeps
+#: its functional tests in ``grok/ftests`` (its own runner's pattern).
+RUNNER_OPTIONS = {
+    'grok': ['--tests-pattern', '^f?tests$'],
+}
 
 #: A suite that takes longer than this has hung.
 SUITE_TIMEOUT = 600
@@ -104,7 +121,8 @@ def run_suite(package, mode, settings=None, only=()):
         filters = [arg for pattern in only for arg in ('-t', pattern)]
         completed = subprocess.run(
             [sys.executable, RUN_SUITE, '--test-path',
-             SITE_PACKAGES, '-s', package, '-vv'] + filters,
+             SITE_PACKAGES, '-s', package, '-vv'] +
+            RUNNER_OPTIONS.get(package, []) + filters,
             cwd=scratch, env=env, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True, timeout=SUITE_TIMEOUT)
         requests = 0
@@ -137,10 +155,12 @@ def listed(path):
 @pytest.fixture(scope='module')
 def results():
     try:
+        import grok  # noqa: F401 - whether it imports
         import zope.app.wsgi.testlayer
         import zope.testrunner  # noqa: F401 - whether it imports
     except ImportError:
-        need(False, "the 'compat' extra (zope.app.*) is not installed")
+        need(False, "the 'compat' extra (zope.app.*, grok) is not "
+                    "installed")
     workers = 2
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         outcomes = dict(zip(SUITES, pool.map(run_both, SUITES), strict=True))
@@ -194,6 +214,7 @@ UNDONE_BY_SETTINGS = (
           csrf={'trusted_origins': 'http://localhost:8081'})),
     ('zope.app.file', 'browser/tests/../file.rst', SECURITY_HEADERS_OFF),
     ('zope.app.wsgi', 'testlayer.txt', SECURITY_HEADERS_OFF),
+    ('grokcore.rest', 'functional.rest', SECURITY_HEADERS_OFF),
     ('zope.app.session', 'VirtualHostSessionTest',
      {'virtual_host': {'vh_from_anyone': True,
                        'allowed_hosts': 'localhost foo.bar'}}),

@@ -20,16 +20,14 @@ def app(make_testapp, tmp_path):
 @pytest.fixture
 def published(monkeypatch):
     """The request.publication of the next request, and what it said."""
-    from zope.pipeline.stages import traverse
     seen = {}
+    make = Publication.__init__
 
-    def record(*args):
-        publication = Publication(*args)
+    def record(publication, *args, **kwargs):
+        make(publication, *args, **kwargs)
         seen['publication'] = publication
-        return publication
 
-    monkeypatch.setattr(traverse.TraverseStage, 'publication_class',
-                        staticmethod(record))
+    monkeypatch.setattr(Publication, '__init__', record)
     return seen
 
 

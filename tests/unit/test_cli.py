@@ -110,7 +110,13 @@ def test_json_has_the_documented_shape(clean_zope, capsys):
     assert list(data) == ['request_types']
     assert list(data['request_types']) == ['browser', 'xmlrpc', 'http']
     for request_type in data['request_types'].values():
-        assert set(request_type) == {'interfaces', 'stages'}
+        assert set(request_type) == {'interfaces', 'origin', 'stages'}
+        origin = request_type['origin']
+        assert origin['security'] == 'proxied'
+        assert origin['registered_by'] == 'pipeline:requestFactory'
+        assert origin['publication'] is None
+        assert origin['security_chosen_at'] is None
+        assert re.match(r'^/.+\.zcml:\d+$', origin['registered_at'])
         assert all(isinstance(name, str) and '.' in name
                    for name in request_type['interfaces'])
         parts = [stage['part'] for stage in request_type['stages']]

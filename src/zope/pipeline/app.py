@@ -8,6 +8,7 @@ from zope.configuration import config
 from zope.configuration import xmlconfig
 from zope.configuration.exceptions import ConfigurationError
 
+from zope.pipeline import publications
 from zope.pipeline import security
 from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
 from zope.pipeline.privatefiles import UnsafePathError
@@ -104,10 +105,14 @@ def make_publisher_for_loaded_site(settings=None,
 
     ``registry``, when given, is the PipelineRegistry of stages and request
     factories to compile instead (the site's own, as its loaded
-    configuration registered them: ``zope.pipeline.testing``).
+    configuration registered them, its ``<publisher>`` registrations made
+    request types: ``zope.pipeline.testing``).  Otherwise the loaded
+    site's ``<publisher>`` registrations, if any, become request types of
+    ``pipeline_zcml``'s (``zope.pipeline.publications``).
     """
     if registry is None:
         registry = load_zcml(pipeline_zcml)
+        publications.apply(registry, publications.from_global_registry())
     return Publisher(registry, settings, where_settings)
 
 

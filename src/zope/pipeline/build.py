@@ -6,6 +6,7 @@ import inspect
 from zope.interface import implementer
 
 from zope.pipeline.interfaces import IBuildContext
+from zope.pipeline.securitymodels import PROXIED
 
 #: The keyword argument a factory accepts to receive the build context.
 BUILD_ARGUMENT = 'build'
@@ -16,7 +17,7 @@ class BuildContext:
     """One per compiled chain (and one for the outer chain)."""
 
     def __init__(self, registry, settings, registrations, request_type=None,
-                 spec=None, shared=None):
+                 spec=None, shared=None, request_type_registration=None):
         self.registry = registry
         #: What the stages of every chain of one publisher share.
         self.shared = {} if shared is None else shared
@@ -24,8 +25,24 @@ class BuildContext:
         self.registrations = tuple(registrations)
         self.request_type = request_type
         self.spec = spec
+        self.request_type_registration = request_type_registration
         self.traversal_hooks = []
         self.output_filters = []
+
+    @property
+    def security(self):
+        """The request type's security model ('proxied' without one)."""
+        return getattr(self.request_type_registration, 'security', PROXIED)
+
+    @property
+    def after_traversal_event(self):
+        return getattr(self.request_type_registration,
+                       'after_traversal_event', None)
+
+    @property
+    def method_not_allowed(self):
+        return getattr(self.request_type_registration, 'method_not_allowed',
+                       None)
 
     def provides(self, interface):
         """Whether every request of this chain provides ``interface``

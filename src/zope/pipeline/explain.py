@@ -4,7 +4,7 @@ the site's own pipeline on it up to the end of traversal.
 The request goes through a second build of the site's chains
 (``ExplainPublisher``): the same stages with the same settings (but
 ``metrics``: the request is not served), except that the traverse stage
-records each step (``RecordingPublication``: the real traversal policy,
+records each step (``RecordingSteps``: the real traversal policy,
 its answers noted) and hands the object it reached to ``conclude``
 instead of the stages that would call it.  ``conclude``
 reads the view's class, template and permission, asks the interaction
@@ -13,6 +13,7 @@ bear on it; then it dooms the transaction, which the transaction stage
 aborts: nothing is written.
 """
 
+import functools
 import textwrap
 import urllib.parse
 
@@ -132,10 +133,10 @@ class Explanation:
         }
 
 
-class RecordingPublication(Publication):
-    """The traversal policy of the traverse stage, each answer noted."""
-
-    __slots__ = ('steps', 'default_names_pending')
+class RecordingSteps:
+    """Mixed into the traverse stage's publication class (that of its
+    chain's security model): the same traversal policy, each answer
+    noted."""
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
@@ -179,6 +180,20 @@ class RecordingPublication(Publication):
         found, path = super().getDefaultTraversal(request, ob)
         self.default_names_pending.extend(path or ())
         return found, path
+
+
+def recording(publication):
+    """The traverse stage's ``publication`` factory, its class replaced by
+    one that records each step (a class, or a partial of one)."""
+    if isinstance(publication, functools.partial):
+        return functools.partial(recording(publication.func),
+                                 *publication.args, **publication.keywords)
+    return type('Recording' + publication.__name__,
+                (RecordingSteps, publication), {})
+
+
+#: The standard (proxied) chains' publication, recording.
+RecordingPublication = recording(Publication)
 
 
 def template_of(view):
@@ -366,7 +381,7 @@ class RecordingTraversal:
     def __init__(self, stage, publishing):
         self.stage = stage
         self.publishing = publishing
-        stage.publication_class = RecordingPublication
+        stage.publication = recording(stage.publication)
 
     def __call__(self, environ, start_response):
         explanation = environ[EXPLANATION]

@@ -92,6 +92,13 @@ class IBuildContext(Interface):
         "publisher, for state one stage keeps across request types (e.g. "
         "authenticate's failed logins), keyed by the stage's name.")
 
+    security = Attribute(
+        "The security model of the chain: 'proxied' or 'view-checked' "
+        "(the request type's; 'proxied' for the outer chain).")
+    request_type_registration = Attribute(
+        "The IRequestFactoryRegistration of the request type, or None (the "
+        "outer chain; interfaces no request type announced).")
+
     def provides(interface):
         """Whether every request of this chain provides ``interface``."""
 
@@ -137,6 +144,21 @@ class IRequestFactoryRegistration(Interface):
     mimetypes = Attribute("Content types (no parameters), or ('*',).")
     priority = Attribute("Higher wins within one (method, mimetype) key.")
     info = Attribute("Where it was registered.")
+    security = Attribute(
+        "The security model its chain is compiled with: 'proxied' or "
+        "'view-checked' (zope.pipeline.securitymodels).")
+    publication = Attribute(
+        "The dotted name of the publication class of the ``<publisher>`` "
+        "registration that made this request type, or None for a "
+        "``pipeline:requestFactory`` one (zope.pipeline.publications).")
+    after_traversal_event = Attribute(
+        "None, or an event class notified as ``cls(published, request)`` "
+        "when traversal has ended (what the publication's "
+        "``afterTraversal`` sent).")
+    method_not_allowed = Attribute(
+        "None, or the exception class, called as ``cls(ob, request)``, that "
+        "a view-checked plain HTTP chain raises when the object has no view "
+        "for the method (what the publication's ``callObject`` raised).")
 
 
 class IPipelineRegistry(Interface):
@@ -174,6 +196,17 @@ class ITraversalHook(Interface):
 
     def __call__(request, ob):
         """Called with the request and the (possibly proxied) object."""
+
+
+class ITrustedView(Interface):
+    """A view whose code is trusted by the view-checked security model.
+
+    Under a view-checked chain (zope.pipeline.securitymodels) traversal
+    hands it back without a security proxy and the call stage checks its
+    permission (the one its checker requires for ``__call__``) once; a
+    browser view that does not provide it (nor grokcore.view's
+    ``IGrokSecurityView``) stays proxied.
+    """
 
 
 class IRootOpened(IObjectEvent):

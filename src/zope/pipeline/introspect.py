@@ -4,6 +4,7 @@ import json
 
 from zope.pipeline.contract import Contract
 from zope.pipeline.ordering import where
+from zope.pipeline.registry import UNKNOWN_PLACE
 
 
 def dotted_name(obj):
@@ -53,21 +54,44 @@ def describe_contract(contract):
     }
 
 
+def describe_origin(registration):
+    """What produced a request type and chose its security model: the
+    ``<publisher>`` registration of a publication, or the
+    ``pipeline:requestFactory`` one (``registered_at``), and the
+    ``pipeline:security`` directive that chose its model, if one did."""
+    chosen_at = getattr(registration, 'security_chosen_at', None)
+    publication = getattr(registration, 'publication', None)
+    return {
+        'security': getattr(registration, 'security', 'proxied'),
+        'security_chosen_at': (where(chosen_at) if chosen_at is not None
+                               else None),
+        'publication': publication,
+        'registered_by': ('publisher' if publication
+                          else 'pipeline:requestFactory'),
+        'registered_at': (where(registration.info)
+                          if registration.info is not None
+                          else UNKNOWN_PLACE),
+    }
+
+
 def describe(publisher):
-    """Return ``{"request_types": {name: {"interfaces", "stages"}}}``.
+    """Return ``{"request_types": {name: {"interfaces", "origin",
+    "stages"}}}``.
 
     This is the shape ``show-pipeline --format json`` prints: per request
-    type, the interfaces its requests provide and the complete chain, outer
+    type, the interfaces its requests provide, what produced it and its
+    security model (``describe_origin``) and the complete chain, outer
     stages first.  ``describe_request_factories`` says how each request
     type is chosen.
     """
     outer = [describe_stage(stage, 'outer')
              for stage in publisher.outer.stages]
     request_types = {}
-    for name, (_registration, spec) in publisher.request_types.items():
+    for name, (registration, spec) in publisher.request_types.items():
         chain = publisher.chain_for(spec)
         request_types[name] = {
             'interfaces': [iface.__identifier__ for iface in spec.__iro__],
+            'origin': describe_origin(registration),
             'stages': outer + [describe_stage(stage, 'inner')
                                for stage in chain.stages],
         }
@@ -101,6 +125,7 @@ def format_text(data, request_type=None, factories=None):
             lines.extend(_factory_lines(factories[name]))
         lines.append('  interfaces:    %s' % ', '.join(
             _short(iface) for iface in info['interfaces']))
+        lines.extend(_origin_lines(info['origin']))
         lines.append('')
         part = None
         for number, stage in enumerate(info['stages'], 1):
@@ -120,6 +145,20 @@ def _factory_lines(factory):
         '  chosen for:    methods %s, mimetypes %s, priority %s (%s)' % (
             ' '.join(factory['methods']), ' '.join(factory['mimetypes']),
             factory['priority'], factory['registered_at'])]
+
+
+def _origin_lines(origin):
+    if origin['publication']:
+        made = '  made from:     the publication %s (<publisher> at %s)' % (
+            origin['publication'], origin['registered_at'])
+    else:
+        made = '  made from:     pipeline:requestFactory at %s' % (
+            origin['registered_at'])
+    security = '  security:      %s' % origin['security']
+    if origin['security_chosen_at']:
+        security += ' (pipeline:security at %s)' % (
+            origin['security_chosen_at'])
+    return [made, security]
 
 
 def _stage_lines(number, stage):

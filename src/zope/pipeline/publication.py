@@ -13,6 +13,10 @@ application (proxied; the classic one opened another connection).  The
 steps the stages perform (``beforeTraversal``, ``afterTraversal``,
 ``afterCall``, ``endRequest``) do nothing when called again, and
 ``handleException`` re-raises, for the handle_error stage to render.
+``ViewCheckedPublication`` is the same for a chain of the view-checked
+security model (``zope.pipeline.securitymodels``): the root, the objects
+traversal reaches and the default views come back without a security
+proxy, as grokcore.view's ``ZopePublicationSansProxy`` gave them.
 zope.app.publication is not imported.
 """
 
@@ -21,9 +25,11 @@ from zope.interface import implementer
 from zope.publisher.interfaces import IPublication
 from zope.publisher.publish import mapply
 from zope.security.checker import ProxyFactory
+from zope.security.proxy import removeSecurityProxy
 from zope.traversing.interfaces import IEtcNamespace
 
 from zope.pipeline import environ as keys
+from zope.pipeline.securitymodels import bare_unless_untrusted_view
 from zope.pipeline.traversers import Traversal
 
 #: The classic publication's name of the root application.
@@ -80,3 +86,27 @@ class Publication(Traversal):
     def handleException(self, object, request, exc_info, retry_allowed=True):
         """Re-raise: the handle_error stage renders errors."""
         raise exc_info[1].with_traceback(exc_info[2])
+
+
+class ViewCheckedPublication(Publication):
+    """``request.publication`` of a view-checked chain: what it hands back
+    is not proxied, except the browser views that ``trusted_views`` do not
+    mark (``securitymodels.bare_unless_untrusted_view``); the call stage
+    checks the published object's permission."""
+
+    __slots__ = ('trusted_views',)
+
+    def __init__(self, hooks, environ, context_key,
+                 xmlrpc_attributes=frozenset(), trusted_views=()):
+        super().__init__(hooks, environ, context_key, xmlrpc_attributes)
+        self.trusted_views = trusted_views
+
+    def wrap(self, found):
+        return bare_unless_untrusted_view(found, self.trusted_views)
+
+    def getApplication(self, request):
+        return removeSecurityProxy(super().getApplication(request))
+
+    def getDefaultTraversal(self, request, ob):
+        found, path = super().getDefaultTraversal(request, ob)
+        return removeSecurityProxy(found), path

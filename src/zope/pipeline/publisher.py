@@ -81,6 +81,7 @@ class Publisher:
         #: State the stages of every chain share (IBuildContext.shared).
         self.shared = {}
         registry.check_parts()
+        registry.check_security_models()
         provideUtility(registry, IPipelineRegistry)
         check_settings(registry, self.raw_settings, where_settings)
         registry.factory_table()
@@ -140,7 +141,7 @@ class Publisher:
                     registrations, self.registry.stages)
         return self._build(registrations, end_of_pipeline, BuildContext(
             self.registry, self.raw_settings, registrations, name, spec,
-            self.shared))
+            self.shared, self.registry.request_type_named(name)))
 
     def _sorted(self, registrations, what):
         sorter = TopologicalSorter(what)

@@ -8,6 +8,11 @@ from zope.pipeline.interfaces import IPipelineRegistry
 from zope.pipeline.interfaces import IRequestFactoryRegistration
 from zope.pipeline.interfaces import IStageRegistration
 from zope.pipeline.ordering import where
+from zope.pipeline.securitymodels import PROXIED
+
+#: Where a registration read from an already loaded configuration was made.
+UNKNOWN_PLACE = ("(a configuration loaded before zope.pipeline's; its file "
+                 "and line are not known)")
 
 
 @implementer(IStageRegistration)
@@ -37,17 +42,48 @@ class StageRegistration:
 class RequestFactoryRegistration:
 
     def __init__(self, name, factory, methods=('*',), mimetypes=('*',),
-                 priority=0, info=None):
+                 priority=0, info=None, security=PROXIED, publication=None,
+                 after_traversal_event=None, method_not_allowed=None,
+                 keys=None):
         self.name = name
         self.factory = factory
         self.methods = tuple(method.upper() for method in methods)
         self.mimetypes = tuple(mimetype.lower() for mimetype in mimetypes)
         self.priority = priority
         self.info = info
+        self.security = security
+        self.publication = publication
+        self.after_traversal_event = after_traversal_event
+        self.method_not_allowed = method_not_allowed
+        #: The info of the pipeline:security directive that chose the
+        #: security model, if one did.
+        self.security_chosen_at = None
+        # the (method, mimetype) keys, when they are not every method with
+        # every mimetype (a <publisher> registration partly replaced)
+        self._keys = None if keys is None else tuple(
+            (method.upper(), mimetype.lower()) for method, mimetype in keys)
+
+    def keys(self):
+        """The (method, mimetype) lookup keys this request type answers."""
+        if self._keys is not None:
+            return self._keys
+        return tuple((method, mimetype) for method in self.methods
+                     for mimetype in self.mimetypes)
 
     def __repr__(self):
         return '<RequestFactoryRegistration %r at %s>' % (self.name,
                                                           where(self.info))
+
+
+def origin_of(registration):
+    """'pipeline:requestFactory at file:line', or the publication and
+    where its ``<publisher>`` registration was made."""
+    place = where(registration.info) if registration.info is not None \
+        else UNKNOWN_PLACE
+    if registration.publication:
+        return 'the publication %s, <publisher> at %s' % (
+            registration.publication, place)
+    return 'pipeline:requestFactory at %s' % place
 
 
 def mimetype_of(environ):
@@ -141,10 +177,8 @@ class PipelineRegistry:
     def _build_table(self):
         table = {}
         for registration in self.request_factories:
-            for method in registration.methods:
-                for mimetype in registration.mimetypes:
-                    table.setdefault((method, mimetype), []).append(
-                        registration)
+            for key in registration.keys():
+                table.setdefault(key, []).append(registration)
         for key, registrations in table.items():
             registrations.sort(key=lambda item: -item.priority)
             for first, second in zip(registrations, registrations[1:]):
@@ -158,6 +192,36 @@ class PipelineRegistry:
                             where(second.info), key[0], key[1],
                             first.priority))
         return {key: tuple(value) for key, value in table.items()}
+
+    def replace_request_factories(self, registrations):
+        """Make ``registrations`` the request types, in this order."""
+        self.request_factories = list(registrations)
+        self._table = None
+
+    def check_security_models(self):
+        """Request types whose requests provide the same interface share
+        one chain: fail when they ask for different security models."""
+        by_interface = {}
+        for registration in self.request_factories:
+            interface = request_interface_of(registration.factory)
+            first = by_interface.setdefault(interface, registration)
+            if first.security != registration.security:
+                raise ConfigurationError(
+                    "Request types '%s' (%s) and '%s' (%s) make requests of "
+                    "one kind (%s), so they share one chain, but ask for the "
+                    "security models %s and %s: give one of them a request "
+                    "class of its own." % (
+                        first.name, origin_of(first), registration.name,
+                        origin_of(registration), getattr(
+                            interface, '__identifier__', interface),
+                        first.security, registration.security))
+
+    def request_type_named(self, name):
+        """The request type registered first under ``name``, or None."""
+        for registration in self.request_factories:
+            if registration.name == name:
+                return registration
+        return None
 
     def factory_table(self):
         """Return {(method, mimetype): registrations by priority}."""

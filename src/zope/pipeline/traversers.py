@@ -95,9 +95,11 @@ class Traversal:
     ``:method``, the traversed names (so URLs are right); this object
     answers its three questions: run the hooks for an object, find the next
     object, name the default view.  Every object it hands back is security
-    proxied.  zope.publisher restarts its loop for default views and
-    ``:method`` suffixes, offering the object it stopped at a second time:
-    hooks run once per object reached all the same.
+    proxied (``wrap``; the view-checked model's subclass,
+    ``zope.pipeline.publication.ViewCheckedPublication``, hands back the
+    objects themselves).  zope.publisher restarts its loop for default
+    views and ``:method`` suffixes, offering the object it stopped at a
+    second time: hooks run once per object reached all the same.
     """
 
     __slots__ = ('hooks', 'environ', 'context_key', 'last_hooked',
@@ -139,8 +141,8 @@ class Traversal:
         traverser = self.publish_traverser(request, ob)
         if traverser is None:
             raise NotFound(ob, name, request)
-        return ProxyFactory(traverser.publishTraverse(request,
-                                                      name_in_namespace))
+        return self.wrap(traverser.publishTraverse(request,
+                                                   name_in_namespace))
 
     def publish_traverser(self, request, ob):
         """What traverses ``ob`` by name: ``ob`` itself when it provides
@@ -149,6 +151,10 @@ class Traversal:
         if provides(ob, IPublishTraverse):
             return ob
         return query_multi_adapter((ob, request), IPublishTraverse)
+
+    def wrap(self, found):
+        """What traversal hands back for the object it found."""
+        return ProxyFactory(found)
 
     def traverse_namespace(self, request, ob, name, namespace, name_in_it):
         """``++namespace++name`` and ``@@name``; private attributes never;
@@ -167,7 +173,7 @@ class Traversal:
         except ValueError:
             raise BadRequest('The ++%s++ segment of the path cannot be '
                              'applied here.' % namespace) from None
-        return ProxyFactory(found)
+        return self.wrap(found)
 
     def use_vh_directive(self, directive):
         """Apply ``++vh++directive`` only if virtual_host checked it in

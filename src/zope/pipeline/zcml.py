@@ -1,4 +1,5 @@
-"""The ``pipeline`` ZCML namespace: ``stage`` and ``requestFactory``."""
+"""The ``pipeline`` ZCML namespace: ``stage``, ``requestFactory`` and
+``security``."""
 
 from zope.configuration.exceptions import ConfigurationError
 from zope.configuration.fields import GlobalInterface
@@ -8,13 +9,28 @@ from zope.interface import Interface
 from zope.schema import Int
 from zope.schema import TextLine
 
+from zope.pipeline import publications
 from zope.pipeline.factories import as_request_factory
 from zope.pipeline.ordering import where
 from zope.pipeline.registry import PipelineRegistry
 from zope.pipeline.registry import RequestFactoryRegistration
 from zope.pipeline.registry import StageRegistration
+from zope.pipeline.securitymodels import PROXIED
+from zope.pipeline.securitymodels import SECURITY_MODELS
+from zope.pipeline.securitymodels import check_security_model
 
 NAMESPACE = 'http://namespaces.zope.org/pipeline'
+
+#: Action orders: the publications of ``<publisher>`` directives become
+#: request types after every other action ran; ``pipeline:security``
+#: decides after them.
+PUBLICATIONS_ORDER = 1000
+SECURITY_ORDER = PUBLICATIONS_ORDER + 1
+#: What an error of that step is said to come from (its message names the
+#: <publisher> directive).
+PUBLICATIONS_INFO = ('the end of the configuration, where <publisher> '
+                     'registrations become request types '
+                     '(zope.pipeline.publications)')
 
 
 class IStageDirective(Interface):
@@ -65,6 +81,26 @@ class IRequestFactoryDirective(Interface):
     priority = Int(title='Priority', required=False, default=0,
                    description='Higher wins within one method and mimetype.')
 
+    security = TextLine(
+        title='Security model', required=False, default=PROXIED,
+        description='How its chain checks security: %s '
+                    '(zope.pipeline.securitymodels).'
+                    % ' or '.join(SECURITY_MODELS))
+
+
+class ISecurityDirective(Interface):
+    """Choose the security model of request types."""
+
+    model = TextLine(
+        title='Security model',
+        description='%s (zope.pipeline.securitymodels).'
+                    % ' or '.join(SECURITY_MODELS))
+
+    request_types = Tokens(
+        title='Request types', value_type=TextLine(), required=False,
+        description='The names of the request types it applies to; every '
+                    'request type when left out.')
+
 
 def _root(context):
     while getattr(context, 'context', None) is not None:
@@ -112,13 +148,55 @@ def check_lookup_keys(name, methods, mimetypes, info):
 
 
 def requestFactory(_context, name, factory, methods=('*',), mimetypes=('*',),
-                   priority=0):
+                   priority=0, security=PROXIED):
     check_lookup_keys(name, methods or ('*',), mimetypes or ('*',),
                       _context.info)
     registration = RequestFactoryRegistration(
         name, as_request_factory(factory), methods or ('*',),
-        mimetypes or ('*',), priority, _context.info)
+        mimetypes or ('*',), priority, _context.info,
+        check_security_model(security, _context.info))
     _context.action(
         discriminator=('zope.pipeline.requestFactory', name),
         callable=registry_of(_context).add_request_factory,
         args=(registration,))
+    map_publications_at_end(_context)
+
+
+def map_publications_at_end(_context):
+    """Once per configuration: when every other action has run, its
+    ``<publisher>`` registrations become request types
+    (zope.pipeline.publications)."""
+    root = _root(_context)
+    if getattr(root, 'pipeline_publications_mapped', False):
+        return
+    root.pipeline_publications_mapped = True
+    _context.action(
+        discriminator=None, callable=publications.apply_configuration,
+        args=(registry_of(_context), root), order=PUBLICATIONS_ORDER,
+        info=PUBLICATIONS_INFO)
+
+
+def choose_security(registry, model, names, info):
+    """Give the request types ``names`` (every one when empty) the
+    security ``model``; an unknown name is a ConfigurationError."""
+    known = {registration.name for registration in registry.request_factories}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise ConfigurationError(
+            'pipeline:security at %s names request types that are not '
+            'registered: %s (registered: %s).'
+            % (where(info), ', '.join(unknown), ', '.join(sorted(known))))
+    for registration in registry.request_factories:
+        if not names or registration.name in names:
+            registration.security = model
+            registration.security_chosen_at = info
+
+
+def security(_context, model, request_types=()):
+    check_security_model(model, _context.info, 'model')
+    names = tuple(request_types or ())
+    _context.action(
+        discriminator=('zope.pipeline.security',) + (names or ('*',)),
+        callable=choose_security,
+        args=(registry_of(_context), model, names, _context.info),
+        order=SECURITY_ORDER)

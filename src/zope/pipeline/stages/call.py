@@ -18,6 +18,13 @@ Output filters that the chain's stages declared (``fix_relative_links``)
 see the body before it is sent; the response's own ``<base>`` insertion is
 left to them, so the pipeline's configuration decides it.  HEAD gets the
 headers of GET (Content-Length included) and no body.
+
+In a chain of the view-checked security model (``zope.pipeline.
+securitymodels``, fixed when the chain is built) traversal proxies
+nothing: the published object's permission (the one its checker requires
+for ``__call__``) is checked before it is called, and a plain HTTP method
+view is looked up, checked and called bare, as grokcore's publications
+did (``ZopePublicationSansProxy.callObject``, ``GrokHTTPPublication``).
 """
 
 import io
@@ -38,6 +45,8 @@ from zope.pipeline.errors import TooManyArguments
 from zope.pipeline.responses import emit
 from zope.pipeline.scene import Scene
 from zope.pipeline.scene import StreamInScene
+from zope.pipeline.securitymodels import VIEW_CHECKED
+from zope.pipeline.securitymodels import check_view_permission
 
 #: Bytes per block when a file result is streamed without a file wrapper.
 FILE_BLOCK_SIZE = 1 << 16
@@ -211,10 +220,14 @@ class CallStage:
         self.next_app = next_app
         # the chain's output filters: filled when the chain is compiled
         self.filters = build.output_filters if build is not None else ()
+        self.view_checked = (build is not None and
+                             build.security == VIEW_CHECKED)
 
     def __call__(self, environ, start_response):
         ob = environ[keys.PUBLISHED]
         environ[keys.VIEW_NAME] = view_name(ob)
+        if self.view_checked:
+            check_view_permission(ob)
         return publish(environ, start_response, environ[keys.REQUEST_KEY],
                        ob, self.filters)
 
@@ -230,6 +243,16 @@ def method_handler(ob, request):
     return getattr(ProxyFactory(view), method)
 
 
+def checked_method_handler(ob, request):
+    """The method of the view named after the request method, taken from
+    the view itself once the view's permission is checked (view-checked
+    chains); None when there is no such method."""
+    method = request.method
+    view = queryMultiAdapter((ob, request), name=method)
+    check_view_permission(view)
+    return getattr(view, method, None)
+
+
 def method_not_allowed(ob, request):
     """The 405 error for ``ob``, with the methods it has views for.  Made
     here, raised by the caller: a local variable holding the error in a
@@ -242,12 +265,21 @@ def method_not_allowed(ob, request):
 class MethodCallStage(CallStage):
     """Publish to the view named after the request method (plain HTTP)."""
 
+    def __init__(self, next_app, build=None):
+        super().__init__(next_app, build)
+        self.handler_of = (checked_method_handler if self.view_checked
+                           else method_handler)
+        error_class = (build.method_not_allowed if build is not None
+                       else None)
+        self.not_allowed = (method_not_allowed if error_class is None
+                            else error_class)
+
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]
         ob = environ[keys.PUBLISHED]
-        handler = method_handler(ob, request)
+        handler = self.handler_of(ob, request)
         if handler is None:
-            raise method_not_allowed(ob, request)
+            raise self.not_allowed(ob, request)
         environ[keys.VIEW_NAME] = '%s:%s' % (
             type(removeSecurityProxy(ob)).__name__, request.method)
         return publish(environ, start_response, request, handler,

@@ -19,16 +19,36 @@ only the ``++vh++`` directives virtual_host checked in the path
 ``:method`` form field gets its URL as the response's base, as
 BrowserRequest means to do (it looks for the suffix after traversing it
 has emptied the list).
+
+The chain's security model (``zope.pipeline.securitymodels``), fixed when
+the chain is built, decides what traversal hands back: security proxies
+(``proxied``), or the objects themselves (``view-checked``: the call stage
+checks the published view's permission).  In a view-checked chain, errors
+raised after traversal are located at the published object, as the
+classic publisher located them (``ZopePublication.handleException``: a
+published method at its object, proxied): the last object traversal
+reached may be a proxied view whose default (the view itself, unproxied)
+is what was published.  A request type made from a publication that sent
+an event after traversal (grokcore.view's ``AfterTraversalEvent``) has it
+sent here, with the published object.
 """
 
+import functools
+
 from zope.configuration.exceptions import ConfigurationError
+from zope.event import notify
 from zope.interface import Interface
 from zope.publisher.interfaces.browser import IBrowserRequest
 from zope.schema import ASCIILine
+from zope.security.checker import ProxyFactory
+from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
 from zope.pipeline import paths
 from zope.pipeline.publication import Publication
+from zope.pipeline.publication import ViewCheckedPublication
+from zope.pipeline.securitymodels import VIEW_CHECKED
+from zope.pipeline.securitymodels import trusted_view_interfaces
 from zope.pipeline.traversers import parse_attribute_names
 
 
@@ -74,6 +94,27 @@ def resolve_dot_segments(request):
     request.setTraversalStack(stack)
 
 
+def error_location(published):
+    """Where errors after traversal are located (the classic publisher's
+    rule): the published object, or for a method without a parent the
+    object it is bound to, security proxied."""
+    if hasattr(published, '__parent__'):
+        return published
+    bare = removeSecurityProxy(published)
+    return ProxyFactory(getattr(bare, '__self__', bare))
+
+
+def publication_factory(build):
+    """The ``request.publication`` class of the chain's security model,
+    called as ``factory(hooks, environ, context_key, xmlrpc_attributes)``
+    (for view-checked, with the views it trusts bare as they are loaded
+    when the chain is built)."""
+    if build is None or build.security != VIEW_CHECKED:
+        return Publication
+    return functools.partial(ViewCheckedPublication,
+                             trusted_views=trusted_view_interfaces())
+
+
 class TraverseStage:
     """Traverse the request's path from the root application."""
 
@@ -82,14 +123,19 @@ class TraverseStage:
     reads_if_present = reads_if_present
     writes = writes
 
-    #: What answers the request's traversal questions (``zope-pipeline
-    #: explain`` puts one that records each step in its place).
-    publication_class = Publication
-
     def __init__(self, next_app, xmlrpc_attributes='', build=None):
         self.next_app = next_app
         # the chain's traversal hooks: filled when the chain is compiled
         self.hooks = build.traversal_hooks if build is not None else []
+        #: What answers the request's traversal questions, called as
+        #: ``publication(hooks, environ, context_key, xmlrpc_attributes)``
+        #: (``zope-pipeline explain`` puts one that records each step in
+        #: its place).
+        self.publication = publication_factory(build)
+        self.locates_errors_at_published = (
+            build is not None and build.security == VIEW_CHECKED)
+        self.after_traversal_event = (
+            build.after_traversal_event if build is not None else None)
         try:
             self.xmlrpc_attributes = parse_attribute_names(xmlrpc_attributes)
         except ValueError as error:
@@ -98,18 +144,21 @@ class TraverseStage:
 
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]
-        traversal = self.publication_class(
-            self.hooks_for(environ), environ, keys.CONTEXT,
-            self.xmlrpc_attributes)
+        traversal = self.publication(self.hooks_for(environ), environ,
+                                     keys.CONTEXT, self.xmlrpc_attributes)
         request.setPublication(traversal)
         root = traversal.getApplication(request)
         environ[keys.CONTEXT] = root
         resolve_dot_segments(request)
         method_page = has_method_suffix(request) and \
             IBrowserRequest.providedBy(request)
-        environ[keys.PUBLISHED] = request.traverse(root)
+        published = environ[keys.PUBLISHED] = request.traverse(root)
         if method_page:
             set_base_for_method(request)
+        if self.locates_errors_at_published:
+            environ[keys.CONTEXT] = error_location(published)
+        if self.after_traversal_event is not None:
+            notify(self.after_traversal_event(published, request))
         environ[keys.DEFAULT_VIEW] = tuple(traversal.default_names)
         return self.next_app(environ, start_response)
 
