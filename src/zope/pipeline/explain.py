@@ -76,6 +76,9 @@ SAFE_METHODS = frozenset(('GET', 'HEAD', 'OPTIONS', 'TRACE'))
 #: What each stage that can change the response does to it, and for
 #: which methods (None: every method).
 RESPONSE_EFFECTS = (
+    ('security_headers', None,
+     'adds X-Frame-Options, Content-Security-Policy: frame-ancestors and '
+     'X-Content-Type-Options (security_headers.*)'),
     ('debug_headers', None,
      'adds X-Pipeline-Pid and X-Pipeline-Attempt headers'),
     ('virtual_host', None,
@@ -93,6 +96,13 @@ RESPONSE_EFFECTS = (
     ('transaction', None,
      'commits before the response starts: a conflict at commit is '
      'retried, another error is a 500'),
+    ('process_inputs', None,
+     'answers 400 for form fields beyond its bounds or that cannot be '
+     'decoded (process_inputs.*), 413 for an XML-RPC body above '
+     'process_inputs.xmlrpc_max_body'),
+    ('authenticate', None,
+     'answers 429 with Retry-After after too many failed logins from the '
+     'client or for the login (authenticate.max_failures_*)'),
     ('fix_relative_links', frozenset(('GET', 'POST')),
      'an HTML page reached by a default view or :method gets a <base> so '
      'its relative links resolve'),
