@@ -215,6 +215,8 @@ UNDONE_BY_SETTINGS = (
     ('zope.app.file', 'browser/tests/../file.rst', SECURITY_HEADERS_OFF),
     ('zope.app.wsgi', 'testlayer.txt', SECURITY_HEADERS_OFF),
     ('grokcore.rest', 'functional.rest', SECURITY_HEADERS_OFF),
+    ('grokcore.json', 'functional.json', SECURITY_HEADERS_OFF),
+    ('grokcore.layout', 'tests.functional', SECURITY_HEADERS_OFF),
     ('zope.app.session', 'VirtualHostSessionTest',
      {'virtual_host': {'vh_from_anyone': True,
                        'allowed_hosts': 'localhost foo.bar'}}),

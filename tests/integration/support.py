@@ -228,10 +228,20 @@ def mysql_site(directory, database, settings=None, port=3306,
 def zope_pipeline(*args, timeout=60, env=None):
     """Run the zope-pipeline command (``env``: more environment
     variables); return the finished process."""
-    environment = dict(os.environ, **(env or {}))
     return subprocess.run([ZOPE_PIPELINE] + [str(arg) for arg in args],
                           capture_output=True, text=True, timeout=timeout,
-                          env=environment)
+                          env=command_environment(env))
+
+
+def command_environment(env=None):
+    """The environment of a zope-pipeline command a test runs: this one,
+    ``env`` added, and the checkout on the Python path for the test sites
+    that live in tests/ (the command itself imports nothing from the
+    current directory)."""
+    environment = dict(os.environ, **(env or {}))
+    environment['PYTHONPATH'] = os.pathsep.join(
+        filter(None, [ROOT, environment.get('PYTHONPATH')]))
+    return environment
 
 
 def init_db(site, database, *args):
@@ -335,7 +345,8 @@ class ModWsgiServer:
         try:
             self.process = subprocess.Popen(
                 self.command(), stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True, cwd=ROOT)
+                stdin=subprocess.DEVNULL, start_new_session=True, cwd=ROOT,
+                env=command_environment())
         finally:
             log.close()
         self.wait_until_serving(timeout)

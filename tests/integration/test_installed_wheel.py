@@ -13,6 +13,7 @@ after its own site-packages, and without this virtualenv's own ``.pth``
 files, so the clone's editable install is not seen)."""
 
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -59,9 +60,15 @@ def need_build():
 
 
 @pytest.fixture(scope='module')
-def fresh_venv(distributions, tmp_path_factory):
-    """A new virtualenv outside the clone with the wheel installed."""
-    home = tmp_path_factory.mktemp('user')
+def fresh_venv(distributions):
+    """A new virtualenv outside the clone with the wheel installed, in a
+    directory the daemon user can read (run as root, waitress becomes
+    www-data once it has bound its socket)."""
+    with support.scratch_directory() as directory:
+        yield installed_venv(pathlib.Path(directory), distributions[1])
+
+
+def installed_venv(home, wheel):
     venv = home / 'venv'
     run([sys.executable, '-m', 'venv', '--without-pip', venv], home)
     python = venv / 'bin' / 'python'
@@ -71,7 +78,7 @@ def fresh_venv(distributions, tmp_path_factory):
               'w') as pth:
         pth.write(sysconfig.get_path('purelib') + '\n')
     run([python, '-m', 'pip', 'install', '--no-deps', '--no-index',
-         distributions[1]], home)
+         wheel], home)
     return venv
 
 

@@ -142,7 +142,7 @@ class Reloader:
 
 
 def test_the_reload_worker_watches_the_files_beside_the_ini(
-        clean_zope, site_dir, monkeypatch, capsys):
+        clean_zope, site_dir, monkeypatch, capsys, as_user):
     import hupper
     import waitress
     reloader = Reloader()
@@ -157,7 +157,7 @@ def test_the_reload_worker_watches_the_files_beside_the_ini(
 
 
 def test_a_database_in_memory_is_named_at_the_start(
-        clean_zope, tmp_path, monkeypatch, capsys):
+        clean_zope, tmp_path, monkeypatch, capsys, as_user):
     import waitress
     monkeypatch.setattr(waitress, 'serve', lambda app, **options: None)
     monkeypatch.setattr(signal, 'signal', lambda *args: None)
@@ -173,7 +173,7 @@ def test_a_database_in_memory_is_named_at_the_start(
 
 
 def test_a_database_on_disk_is_not_called_in_memory(
-        clean_zope, site_dir, monkeypatch, capsys):
+        clean_zope, site_dir, monkeypatch, capsys, as_user):
     import waitress
     monkeypatch.setattr(waitress, 'serve', lambda app, **options: None)
     monkeypatch.setattr(signal, 'signal', lambda *args: None)
@@ -584,6 +584,7 @@ def test_waitress_serves_after_opening_the_database(
         signal.signal(signal.SIGTERM, previous)
     assert served == [{'host': '127.0.0.2', 'port': 8125, 'threads': 4,
                        'max_request_body_size': 100 << 20,
+                       'max_request_header_size': serve.MAX_REQUEST_HEAD,
                        'clear_untrusted_proxy_headers': False}]
     assert os.path.exists(os.path.join(site_dir, 'var', 'data',
                                        'main.sqlite3'))

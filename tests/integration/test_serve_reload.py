@@ -72,14 +72,21 @@ def touch_until_restarted(path, lines, seconds=60):
                          % (seconds, ''.join(seen)))
 
 
-def test_a_changed_ini_starts_the_server_again(tmp_path):
-    ini = tmp_path / 'site.ini'
-    ini.write_text(INI % {'site_zcml': support.SITE_ZCML})
+def test_a_changed_ini_starts_the_server_again():
+    # a directory the daemon user can read: run as root, waitress becomes
+    # www-data once it has bound its socket
+    with support.scratch_directory() as directory:
+        serve_and_touch(os.path.join(directory, 'site.ini'))
+
+
+def serve_and_touch(ini):
+    with open(ini, 'w') as stream:
+        stream.write(INI % {'site_zcml': support.SITE_ZCML})
     port = support.free_port()
     server = subprocess.Popen(
-        [support.ZOPE_PIPELINE, 'serve', str(ini), '--reload', '--port',
+        [support.ZOPE_PIPELINE, 'serve', ini, '--reload', '--port',
          str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, start_new_session=True)
+        text=True, start_new_session=True, env=support.command_environment())
     lines = queue.Queue()
     threading.Thread(target=lines_of, args=(server.stdout, lines),
                      daemon=True).start()

@@ -18,7 +18,7 @@ PROJECT_FILES = [
     'src/{p}/site.zcml', 'src/{p}/templates/document.pt',
     'src/{p}/templates/form.pt', 'src/{p}/templates/front.pt',
     'src/{p}/tests/__init__.py', 'src/{p}/tests/test_site.py',
-    'src/{p}/views.py']
+    'src/{p}/views.py', 'var/README']
 
 
 def files_under(directory):
@@ -41,7 +41,7 @@ def test_a_project_gets_its_package_inis_zcml_and_tests(tmp_path, capsys):
     assert 'open_root.populate = my_site.content.populate' in (
         target / 'etc/deploy.ini').read_text()
     out = capsys.readouterr().out
-    assert out.startswith('Wrote 20 files of the project My-Site (package '
+    assert out.startswith('Wrote 21 files of the project My-Site (package '
                           'my_site) in %s.  Next:\n' % target)
     assert 'python -m zope.testrunner --test-path=src' in out
 

@@ -4,7 +4,7 @@ its deployments, its ZCML and its functional tests.
 DIRECTORY must not exist, or be empty; its last part is the project's
 name, and the Python package is named after it unless --package names
 it.  The project has etc/deploy.ini (waitress, RelStorage on SQLite in
-var/), etc/deploy-mysql.ini (RelStorage on MySQL/MariaDB), their ZODB
+var/data), etc/deploy-mysql.ini (RelStorage on MySQL/MariaDB), their ZODB
 configurations and etc/site.zcml; a package with a content class, a
 front page, a page per document, add and edit forms, ftesting.zcml and
 functional tests on zope.pipeline's test layer; a pyproject.toml and a
