@@ -104,6 +104,7 @@ def test_the_editor_adduser_wrote_adds_a_note_and_nobody_else(mysite):
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result['anonymous'] == 401
+    assert result['challenge'].lower().startswith('basic realm=')
     assert result['wrong password'] == 401
     assert result['form'] == 200
     assert result['added'] == 303
@@ -127,8 +128,10 @@ form = app.get('/@@add-note', headers=editor)
 added = app.post('/@@add-note', {'title': 'Opening hours',
                                  'text': 'Every day.'}, headers=editor)
 note = app.get('/opening-hours')
+anonymous = app.get('/@@add-note', status='*')
 print(json.dumps({
-    'anonymous': app.get('/@@add-note', status='*').status_int,
+    'anonymous': anonymous.status_int,
+    'challenge': anonymous.headers.get('WWW-Authenticate', ''),
     'wrong password': app.get('/@@add-note', headers=auth('guess'),
                               status='*').status_int,
     'form': form.status_int, 'added': added.status_int,
