@@ -1,7 +1,10 @@
-"""The tutorial (docs/tutorial.rst) works as written: its site package,
-copied as a new user would make it, passes its own tests through
-zope.pipeline's test layer, and its deployment compiles with its stage."""
+"""The tutorial (docs/tutorial.rst) works as written: a project made by
+``zope-pipeline create``, with the tutorial's files of docs/tutorial/mysite
+copied over it, passes its own tests through zope.pipeline's test layer,
+compiles its stage with its setting, and serves the notes form to the
+editor ``zope-pipeline adduser`` wrote, and to nobody else."""
 
+import difflib
 import json
 import os
 import shutil
@@ -13,35 +16,71 @@ import pytest
 from tests.conftest import ROOT
 
 TUTORIAL = os.path.join(ROOT, 'docs', 'tutorial', 'mysite')
+PASSWORD = 'a long editor password'
+
+
+def cli(*arguments):
+    return [sys.executable, '-c', 'from zope.pipeline.cli import main; '
+            'import sys; sys.exit(main(sys.argv[1:]))', *arguments]
+
+
+def run(command, cwd, **kwargs):
+    env = dict(os.environ, PYTHONPATH=str(cwd / 'src'),
+               ZOPE_PIPELINE_PASSWORD=PASSWORD)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300, **kwargs)
 
 
 @pytest.fixture
-def mysite(tmp_path):
-    target = tmp_path / 'mysite'
-    shutil.copytree(TUTORIAL, target)
-    return target
+def created(tmp_path):
+    """The project as `zope-pipeline create mysite` writes it."""
+    done = run(cli('create', 'mysite'), tmp_path)
+    assert done.returncode == 0, done.stderr
+    return tmp_path / 'mysite'
 
 
-def run(command, mysite, **kwargs):
-    env = dict(os.environ, PYTHONPATH=str(mysite / 'src'))
-    return subprocess.run(command, cwd=mysite, env=env, capture_output=True,
-                          text=True, timeout=300, **kwargs)
+@pytest.fixture
+def mysite(created):
+    """The created project with the tutorial's files applied."""
+    shutil.copytree(TUTORIAL, created, dirs_exist_ok=True)
+    return created
+
+
+def changed_lines(created, name):
+    """The lines the tutorial's version of a created file adds to it, and
+    those it removes."""
+    with open(os.path.join(created, name)) as before, \
+            open(os.path.join(TUTORIAL, name)) as after:
+        diff = list(difflib.ndiff(before.readlines(), after.readlines()))
+    return ([line[2:].strip() for line in diff if line.startswith('+ ')],
+            [line[2:].strip() for line in diff if line.startswith('- ')])
+
+
+@pytest.mark.parametrize('name, added', [
+    ('etc/deploy.ini', 'server_timing.metric = mysite'),
+    ('src/mysite/site.zcml',
+     '<include package="mysite" file="notes.zcml" />'),
+    ('src/mysite/ftesting.zcml', '<grant permission="mysite.AddNotes"'),
+])
+def test_the_tutorial_changes_created_files_only_by_adding(created, name,
+                                                           added):
+    added_here, removed = changed_lines(created, name)
+    assert added in added_here
+    assert removed == []
 
 
 def test_the_tutorial_site_passes_its_own_tests(mysite):
     pytest.importorskip('zope.app.wsgi.testlayer')
-    done = run([sys.executable, '-m', 'zope.testrunner', '--test-path',
-                'src', '-vv'], mysite)
+    done = run([sys.executable, '-m', 'zope.testrunner',
+                '--test-path=src', '-vv'], mysite)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert 'Ran 2 tests with 0 failures, 0 errors' in done.stdout
+    assert 'Ran 9 tests with 0 failures, 0 errors' in done.stdout
+    assert 'test_anonymous_visitors_get_401_on_the_add_form' in done.stdout
 
 
 def test_the_tutorial_deployment_runs_its_stage_with_its_setting(mysite):
-    done = run([sys.executable, '-c',
-                'from zope.pipeline.cli import main; import sys; '
-                'sys.exit(main(sys.argv[1:]))', 'show-pipeline',
-                'etc/deploy.ini', '--request-type', 'browser',
-                '--format', 'json'], mysite)
+    done = run(cli('show-pipeline', 'etc/deploy.ini', '--request-type',
+                   'browser', '--format', 'json'), mysite)
     assert done.returncode == 0, done.stderr
     stages = json.loads(done.stdout)['request_types']['browser']['stages']
     names = [stage['name'] for stage in stages]
@@ -53,22 +92,49 @@ def test_the_tutorial_deployment_runs_its_stage_with_its_setting(mysite):
     assert timing['reads'] == timing['writes'] == []
 
 
-def test_the_tutorial_site_serves_a_note_with_its_timing_header(mysite):
-    done = run([sys.executable, '-c', SERVE_ONE_REQUEST], mysite)
+def test_the_editor_adduser_wrote_adds_a_note_and_nobody_else(mysite):
+    done = run(cli('adduser', 'etc/deploy.ini', '--login', 'editor',
+                   '--permission', 'zope.ManageContent',
+                   '--permission', 'mysite.AddNotes'), mysite)
+    assert done.returncode == 0, done.stderr
+    principals = (mysite / 'var' / 'principals.zcml').read_text()
+    assert 'password_manager="BCRYPT"' in principals
+    assert PASSWORD not in principals
+    done = run([sys.executable, '-c', ADD_A_NOTE], mysite)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert result['status'] == 200
-    assert '<h1>Hello</h1>' in result['body']
+    assert result['anonymous'] == 401
+    assert result['challenge'].lower().startswith('basic realm=')
+    assert result['wrong password'] == 401
+    assert result['form'] == 200
+    assert result['added'] == 303
+    assert result['location'] == 'http://localhost/opening-hours'
+    assert '<p class="note">Every day.</p>' in result['note']
     assert result['timing'].startswith('mysite;dur=')
 
 
-#: Load etc/deploy.ini as paste.deploy does and GET /hello through WebTest
-#: (in a process of its own: the site's ZCML is loaded once per process).
-SERVE_ONE_REQUEST = '''
-import json, webtest
+#: Load etc/deploy.ini as `zope-pipeline serve` does and use the notes form
+#: through WebTest (in a process of its own: the site's ZCML is loaded
+#: once per process).
+ADD_A_NOTE = '''
+import base64, json, os, webtest
 from paste.deploy import loadapp
 app = webtest.TestApp(loadapp('config:etc/deploy.ini', relative_to='.'))
-response = app.get('/hello')
-print(json.dumps({'status': response.status_int, 'body': response.text,
-                  'timing': response.headers['Server-Timing']}))
+def auth(password):
+    token = base64.b64encode(('editor:' + password).encode()).decode()
+    return {'Authorization': 'Basic ' + token}
+editor = auth(os.environ['ZOPE_PIPELINE_PASSWORD'])
+form = app.get('/@@add-note', headers=editor)
+added = app.post('/@@add-note', {'title': 'Opening hours',
+                                 'text': 'Every day.'}, headers=editor)
+note = app.get('/opening-hours')
+anonymous = app.get('/@@add-note', status='*')
+print(json.dumps({
+    'anonymous': anonymous.status_int,
+    'challenge': anonymous.headers.get('WWW-Authenticate', ''),
+    'wrong password': app.get('/@@add-note', headers=auth('guess'),
+                              status='*').status_int,
+    'form': form.status_int, 'added': added.status_int,
+    'location': added.headers['Location'], 'note': note.text,
+    'timing': note.headers['Server-Timing']}))
 '''

@@ -1,1 +1,0 @@
-"""mysite: notes, published by zope.pipeline."""
