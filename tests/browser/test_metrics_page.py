@@ -147,6 +147,7 @@ def test_the_metrics_page_renders_its_charts_in_chromium(server, tmp_path):
                   'all views', 'p99 ' + VIEWS[-1][0]):
         assert '>%s</text>' % label in dom
     assert '<th>p50 ms</th><th>p99 ms</th>' in dom
+    assert 'http-equiv="refresh"' not in dom
     os.makedirs(os.path.dirname(SCREENSHOT), exist_ok=True)
     if os.path.exists(SCREENSHOT):
         os.unlink(SCREENSHOT)
@@ -248,3 +249,15 @@ def test_legends_lie_inside_their_charts_and_cover_nothing(
                  - min(box['left'] for box in row) for row in rows.values())
     assert widest >= (body['right'] - body['left']) * 0.97
     assert widest >= width * 0.85
+
+
+def test_the_page_reloads_itself_only_when_asked(server):
+    for query, meta in (('?refresh=10', 'content="10"'),
+                        ('?refresh=1', 'content="5"'),
+                        ('?refresh=%3Cb%3E', None)):
+        with urllib.request.urlopen(server + '/metrics.html' + query,
+                                    timeout=30) as response:
+            page = response.read().decode('utf-8')
+        refresh = re.search(r'<meta http-equiv="refresh" ([^>]*)>', page)
+        assert (refresh and refresh.group(1)) == meta
+        assert '<b>' not in page
