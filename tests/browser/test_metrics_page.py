@@ -42,7 +42,7 @@ CHROMIUM_FLAGS = ('--headless', '--no-sandbox', '--disable-gpu',
 VIEWS = (('Folder:index.html', 12.0, 0.008), ('Document:edit.html', 3.0,
                                               0.04),
          ('File:download', 0.6, 0.35),
-         ('ReportArchive:quarterly-revenue-by-region.html', 0.4, 0.9))
+         ('MemberWorkspace:QUARTERLY-REVENUE-BY-REGION.html', 0.4, 0.9))
 #: Every this many requests, one ends 500 and one 404 (per view).
 ERROR_EVERY = 9
 

@@ -235,3 +235,12 @@ def test_a_label_too_long_for_a_row_is_squeezed_not_cut():
     svg = chart('Long', 'x', [Line(label, [(0, 1)], '#000')], 0, 10)
     assert '>%s</text>' % label in svg
     assert 'textLength="628" lengthAdjust="spacingAndGlyphs"' in svg
+
+
+def test_legend_widths_are_bounded_by_the_widest_glyphs():
+    from zope.pipeline.metrics.charts import entry_width
+    assert entry_width(Line('ab:1', [], '#000')) == pytest.approx(
+        24 + 4 * 0.66 * 11)
+    assert entry_width(Line('Ab', [], '#000')) == pytest.approx(
+        24 + (0.8 + 0.66) * 11)
+    assert entry_width(Line('Wm#', [], '#000')) == pytest.approx(24 + 33)

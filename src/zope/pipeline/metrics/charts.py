@@ -17,9 +17,15 @@ HEIGHT = 230
 LEFT, RIGHT, TOP, BOTTOM = 52, 16, 30, 34
 #: Legend rows: their height, and the room before the first one.
 LEGEND_ROW, LEGEND_GAP = 18, 6
-#: Upper bound of the width of one character of the 11px legend text
-#: (sans-serif capitals are about 0.7 em wide), and of a sample's width.
-CHARACTER_WIDTH = 7.7
+#: Size of the legend text (the page's style sets the same), and upper
+#: bounds of a character's advance in em, as in DejaVu Sans (the widest
+#: common sans-serif): most lower case and digits, then capitals, then
+#: the widest letters and the symbols.
+LEGEND_FONT = 11
+NARROW, CAPITAL, WIDE = 0.66, 0.8, 1.0
+NARROW_CHARACTERS = frozenset(
+    'abcdefghijklnopqrstuvxyz0123456789 .,:;-_/()[]\'|!')
+WIDE_CHARACTERS = frozenset('MWmw')
 SAMPLE_WIDTH = 24
 #: Room between two entries of one legend row.
 ENTRY_GAP = 14
@@ -147,9 +153,20 @@ def chart(title, unit, lines, begin, end, maximum=None, log=False):
     return '\n'.join(parts)
 
 
+def character_width(character):
+    """Upper bound of the advance of ``character`` in the legend, in px."""
+    if character in NARROW_CHARACTERS:
+        em = NARROW
+    elif character.isupper() and character not in WIDE_CHARACTERS:
+        em = CAPITAL
+    else:
+        em = WIDE
+    return em * LEGEND_FONT
+
+
 def entry_width(line):
     """Upper bound of the width of a legend entry (sample and label)."""
-    return SAMPLE_WIDTH + len(line.label) * CHARACTER_WIDTH
+    return SAMPLE_WIDTH + sum(map(character_width, line.label))
 
 
 def legend_places(lines):
