@@ -96,8 +96,12 @@ def test_the_admin_page_needs_the_view_metrics_permission(app):
                headers=basic_auth('admin', 'wrong'))
     page = client.get('/metrics.html', headers=basic_auth('admin', 'secret'))
     assert page.content_type == 'text/html'
-    assert len(re.findall('<svg', page.text)) == 4
+    assert len(re.findall('<svg', page.text)) == 5
     assert '%s:hello.html' % _site_class() in page.text
+    client.get('/metrics.html?refresh=30', status=401)
+    page = client.get('/metrics.html?refresh=30',
+                      headers=basic_auth('admin', 'secret'))
+    assert '<meta http-equiv="refresh" content="30">' in page.text
 
 
 def test_the_endpoint_answers_the_client_behind_a_trusted_proxy(

@@ -112,6 +112,7 @@ def test_records_are_aggregated_per_view_and_into_lifetime_totals():
     (step,) = collector.snapshot()['steps']
     view = step['views']['Page:index.html']
     assert view['requests'] == 2 and view['errors'] == 1
+    assert view['client_errors'] == 0
     assert view['retries'] == 2 and view['bytes'] == 110
     assert view['busy'] == pytest.approx(0.55)
     assert sum(view['latency'].values()) == 2
@@ -165,3 +166,20 @@ def test_status_codes_come_from_status_lines():
     assert status_code('204 No Content') == 204
     assert status_code('') == 0
     assert status_code('OK') == 0
+
+
+def test_each_step_counts_its_4xx_and_5xx_answers_per_view():
+    clock = FakeClock(1000)
+    collector = Collector(step=10, threads=4, clock=clock)
+    for number, status in enumerate(['200 OK', '404 Not Found',
+                                     '403 Forbidden', '500 Oops',
+                                     '302 Found']):
+        record = collector.begin(1000 + number)
+        record.view = 'v'
+        record.status = status
+        collector.finish(record, 1000.5 + number)
+    collector.advance(1010)
+    (step,) = collector.snapshot()['steps']
+    view = step['views']['v']
+    assert (view['requests'], view['client_errors'], view['errors']) == (
+        5, 2, 1)

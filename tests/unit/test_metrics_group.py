@@ -160,3 +160,15 @@ def test_liveness_of_pids(monkeypatch):
         raise PermissionError('another user')
     monkeypatch.setattr(os, 'kill', not_permitted)
     assert pid_alive(1)     # alive, only not ours to signal
+
+
+def test_a_step_key_an_older_process_did_not_write_counts_as_zero():
+    older = process_snapshot(1, 6, 3)
+    for step in older['steps']:
+        for view in step['views'].values():
+            del view['client_errors']
+    newer = process_snapshot(2, 4, 1)
+    merged = merge([older, newer])
+    step = merged['steps'][0]
+    assert step['views']['Page:index.html']['client_errors'] == 0
+    assert step['views']['Page:index.html']['requests'] == 10

@@ -7,6 +7,7 @@ import pytest
 from zope.pipeline.metrics.histogram import BASE
 from zope.pipeline.metrics.histogram import FINE_BUCKETS
 from zope.pipeline.metrics.histogram import bound_index
+from zope.pipeline.metrics.histogram import bound_quantile
 from zope.pipeline.metrics.histogram import fine_bucket
 from zope.pipeline.metrics.histogram import fine_upper
 from zope.pipeline.metrics.histogram import merge_counts
@@ -55,3 +56,25 @@ def test_a_duration_on_a_bound_counts_in_that_bucket():
     assert bound_index(bounds, 0.1) == 0
     assert bound_index(bounds, 0.2) == 1
     assert bound_index(bounds, 5) == 2
+
+
+def test_quantiles_from_le_buckets_are_placed_linearly_in_their_bucket():
+    bounds = (0.01, 0.1, 1.0)
+    # 100 durations: 50 up to 10 ms, 40 in (10, 100] ms, 10 in (0.1, 1] s.
+    buckets = [50, 40, 10, 0]
+    assert bound_quantile(bounds, buckets, 0.5) == (pytest.approx(0.01),
+                                                    False)
+    assert bound_quantile(bounds, buckets, 0.7) == (pytest.approx(0.055),
+                                                    False)
+    assert bound_quantile(bounds, buckets, 0.99) == (pytest.approx(0.91),
+                                                     False)
+    assert bound_quantile(bounds, buckets, 0.25) == (pytest.approx(0.005),
+                                                     False)
+
+
+def test_a_quantile_in_the_inf_bucket_is_only_known_to_pass_the_last_bound():
+    bounds = (0.01, 0.1)
+    assert bound_quantile(bounds, [90, 0, 10], 0.99) == (0.1, True)
+    assert bound_quantile(bounds, [0, 0, 0], 0.5) == (None, False)
+    assert bound_quantile(bounds, [0, 4, 0], 0.5) == (pytest.approx(0.055),
+                                                      False)

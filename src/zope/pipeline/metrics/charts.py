@@ -2,6 +2,9 @@
 
 A series is a label, a colour, a dash pattern and ``[(step start, value or
 None)]``; None (an unknown step) breaks the line instead of drawing zero.
+The legend goes below the time axis, in rows laid out from an upper bound
+of each label's width; the chart's height grows by its rows, and its
+viewBox lets the page scale it to the width it has.
 """
 
 import html
@@ -9,10 +12,23 @@ import math
 import time
 
 WIDTH = 720
+#: Height of the title, plot and time axis, without the legend.
 HEIGHT = 230
-LEFT, RIGHT, TOP, BOTTOM = 52, 172, 30, 34
-#: Longest legend label shown whole.
-LABEL_LENGTH = 24
+LEFT, RIGHT, TOP, BOTTOM = 52, 16, 30, 34
+#: Legend rows: their height, and the room before the first one.
+LEGEND_ROW, LEGEND_GAP = 18, 6
+#: Size of the legend text (the page's style sets the same), and upper
+#: bounds of a character's advance in em, as in DejaVu Sans (the widest
+#: common sans-serif): most lower case and digits, then capitals, then
+#: the widest letters and the symbols.
+LEGEND_FONT = 11
+NARROW, CAPITAL, WIDE = 0.66, 0.8, 1.0
+NARROW_CHARACTERS = frozenset(
+    'abcdefghijklnopqrstuvxyz0123456789 .,:;-_/()[]\'|!')
+WIDE_CHARACTERS = frozenset('MWmw')
+SAMPLE_WIDTH = 24
+#: Room between two entries of one legend row.
+ENTRY_GAP = 14
 
 #: Colours of the series, in order (colour-blind safe, Okabe-Ito).
 PALETTE = ('#0072B2', '#E69F00', '#009E73', '#CC79A7', '#D55E00',
@@ -102,6 +118,9 @@ def chart(title, unit, lines, begin, end, maximum=None, log=False):
     plot_width = WIDTH - LEFT - RIGHT
     plot_height = HEIGHT - TOP - BOTTOM
     span = (end - begin) or 1.0
+    places = legend_places(lines)
+    rows = max((row for row, _ in places), default=-1) + 1
+    height = HEIGHT + (LEGEND_GAP + rows * LEGEND_ROW if rows else 0)
 
     def x(moment):
         return LEFT + (moment - begin) / span * plot_width
@@ -110,22 +129,60 @@ def chart(title, unit, lines, begin, end, maximum=None, log=False):
         return TOP + plot_height - scale.fraction(value) * plot_height
 
     parts = ['<svg xmlns="http://www.w3.org/2000/svg" class="chart" '
-             'width="%d" height="%d" viewBox="0 0 %d %d" role="img" '
-             'aria-label="%s">' % (WIDTH, HEIGHT, WIDTH, HEIGHT,
-                                   html.escape(title)),
+             'viewBox="0 0 %d %d" preserveAspectRatio="xMinYMin meet" '
+             'role="img" aria-label="%s">' % (WIDTH, height,
+                                              html.escape(title)),
              '<title>%s</title>' % html.escape(title),
              '<text x="%d" y="18" class="title">%s (%s)</text>'
-             % (LEFT, html.escape(title), html.escape(unit))]
+             % (LEFT, html.escape(title), html.escape(unit)),
+             '<rect x="%d" y="%d" width="%d" height="%d" class="plot"/>'
+             % (LEFT, TOP, plot_width, plot_height)]
     parts += axes(begin, end, scale.ticks, x, y)
-    for index, line in enumerate(lines):
+    for line in lines:
         parts += draw_line(line, x, y)
-        parts.append(legend_entry(line, index))
+    if lines:
+        parts.append('<g class="legend">')
+        parts += [legend_entry(line, row, left) for line, (row, left)
+                  in zip(lines, places)]
+        parts.append('</g>')
     if not values:
         parts.append('<text x="%d" y="%d" class="empty">no complete steps '
                      'yet</text>' % (LEFT + plot_width / 2 - 60,
                                      TOP + plot_height / 2))
     parts.append('</svg>')
     return '\n'.join(parts)
+
+
+def character_width(character):
+    """Upper bound of the advance of ``character`` in the legend, in px."""
+    if character in NARROW_CHARACTERS:
+        em = NARROW
+    elif character.isupper() and character not in WIDE_CHARACTERS:
+        em = CAPITAL
+    else:
+        em = WIDE
+    return em * LEGEND_FONT
+
+
+def entry_width(line):
+    """Upper bound of the width of a legend entry (sample and label)."""
+    return SAMPLE_WIDTH + sum(map(character_width, line.label))
+
+
+def legend_places(lines):
+    """``[(row, left)]`` of each legend entry, rows as wide as the chart.
+
+    A label too long for a row of its own is squeezed to the row's width
+    by ``legend_entry`` (``textLength``), never cut.
+    """
+    places, row, left = [], 0, LEFT
+    for line in lines:
+        width = entry_width(line)
+        if left > LEFT and left + width > WIDTH - RIGHT:
+            row, left = row + 1, LEFT
+        places.append((row, left))
+        left += width + ENTRY_GAP
+    return places
 
 
 def axes(begin, end, ticks, x, y):
@@ -137,10 +194,11 @@ def axes(begin, end, ticks, x, y):
         parts.append('<text x="%.1f" y="%.1f" class="tick" '
                      'text-anchor="end">%s</text>'
                      % (x(begin) - 6, y(value) + 4, tick_label(value)))
-    for moment in (begin, (begin + end) / 2, end):
+    for moment, anchor in ((begin, 'start'), ((begin + end) / 2, 'middle'),
+                           (end, 'end')):
         parts.append('<text x="%.1f" y="%d" class="tick" '
-                     'text-anchor="middle">%s</text>'
-                     % (x(moment), HEIGHT - 12, clock_label(moment)))
+                     'text-anchor="%s">%s</text>'
+                     % (x(moment), HEIGHT - 12, anchor, clock_label(moment)))
     return parts
 
 
@@ -160,13 +218,18 @@ def draw_line(line, x, y):
     return parts
 
 
-def legend_entry(line, index):
-    top = TOP + 4 + index * 18
-    left = WIDTH - RIGHT + 12
+def legend_entry(line, row, left):
+    """One legend entry: a sample of the line and its whole label."""
+    middle = HEIGHT + LEGEND_GAP + row * LEGEND_ROW + LEGEND_ROW / 2
     dash = ' stroke-dasharray="%s"' % line.dash if line.dash else ''
-    label = line.label if len(line.label) <= LABEL_LENGTH else \
-        line.label[:LABEL_LENGTH - 1] + '…'
-    return ('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" '
-            'stroke-width="2"%s/><text x="%d" y="%d" class="legend">%s'
-            '</text>' % (left, top, left + 18, top, line.color, dash,
-                         left + 24, top + 4, html.escape(label)))
+    room = WIDTH - RIGHT - left - SAMPLE_WIDTH
+    squeeze = ''
+    if entry_width(line) - SAMPLE_WIDTH > room:
+        squeeze = (' textLength="%d" lengthAdjust="spacingAndGlyphs"'
+                   % room)
+    return ('<g class="legend-entry"><line x1="%d" y1="%.1f" x2="%d" '
+            'y2="%.1f" stroke="%s" stroke-width="2"%s/><text x="%d" '
+            'y="%.1f" class="legend"%s>%s</text></g>' % (
+                left, middle, left + 18, middle, line.color, dash,
+                left + SAMPLE_WIDTH, middle + 4, squeeze,
+                html.escape(line.label)))

@@ -306,6 +306,9 @@ def view_step_data(view, scale):
     return {'requests': view.requests * scale,
             'errors': sum(count for code, count in view.statuses.items()
                           if code >= 500) * scale,
+            'client_errors': sum(count for code, count
+                                 in view.statuses.items()
+                                 if 400 <= code < 500) * scale,
             'bytes': view.bytes * scale, 'blocks': view.blocks * scale,
             'retries': view.retries * scale, 'busy': view.busy * scale,
             'duration': view.duration * scale,

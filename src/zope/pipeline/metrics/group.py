@@ -255,8 +255,8 @@ def merge_step(target, step):
         for key, value in view.items():
             if key == 'latency':
                 merge_counts(into['latency'], value)
-            else:
-                into[key] += value
+            else:       # a key an older process lacked counts as 0
+                into[key] = into.get(key, 0) + value
 
 
 def group_directory(state_dir):

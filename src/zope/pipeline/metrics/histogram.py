@@ -83,3 +83,29 @@ def parse_bounds(text):
 def bound_index(bounds, seconds):
     """Index of the ``le`` bucket for ``seconds``; len(bounds) is +Inf."""
     return bisect.bisect_left(bounds, seconds)
+
+
+def bound_quantile(bounds, buckets, fraction):
+    """Estimate the ``fraction`` quantile from ``le`` bucket counts.
+
+    ``buckets[i]`` counts the durations in ``(bounds[i-1], bounds[i]]``
+    (the last one, past every bound, is +Inf).  As Prometheus's
+    ``histogram_quantile``: the rank is placed linearly inside its bucket
+    (from 0 for the first).  Returns ``(seconds, above)``: ``above`` is
+    True when the rank falls in the +Inf bucket, where only "more than the
+    last bound" is known; ``(None, False)`` for no durations.
+    """
+    total = sum(buckets)
+    if not total:
+        return None, False
+    rank = fraction * total
+    seen = 0
+    for index, count in enumerate(buckets):
+        if count and seen + count >= rank:
+            if index == len(bounds):
+                return bounds[-1], True
+            low = bounds[index - 1] if index else 0.0
+            share = (rank - seen) / count
+            return low + (bounds[index] - low) * share, False
+        seen += count
+    return bounds[-1], True  # pragma: no cover (rank <= total)
