@@ -3,6 +3,14 @@
 import os
 
 
+def add_ini_arguments(parser, example='etc/deploy.ini'):
+    """The arguments every command that loads a site takes: the ini
+    (``example`` in its help) and ``--name``, its application."""
+    parser.add_argument('ini', help='paste.deploy ini file, e.g. ' + example)
+    parser.add_argument('--name', default='main',
+                        help='application name in the ini (default: main)')
+
+
 def load_publisher(ini, name='main'):
     """Load a paste.deploy ini and return the zope.pipeline Publisher in it
     (through any filters that wrap it)."""

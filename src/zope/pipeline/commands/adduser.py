@@ -23,6 +23,8 @@ import re
 from xml.etree import ElementTree
 from xml.sax.saxutils import quoteattr
 
+from zope.pipeline.commands import add_ini_arguments
+
 NAME = 'adduser'
 HELP = "create a site administrator in the ini's principals file"
 
@@ -50,10 +52,7 @@ HEADER = '''\
 
 
 def add_arguments(parser):
-    parser.add_argument('ini', help='paste.deploy ini, e.g. '
-                        'etc/deploy-mysql.ini')
-    parser.add_argument('--name', default='main',
-                        help='application name in the ini (default: main)')
+    add_ini_arguments(parser, 'etc/deploy-mysql.ini')
     parser.add_argument('--login', required=True,
                         help='the login name (letters, digits, _ . @ -)')
     parser.add_argument('--title', help='a title (default: the login)')

@@ -11,16 +11,15 @@ problem."""
 
 import os
 
+from zope.pipeline.commands import add_ini_arguments
+
 NAME = 'check'
 HELP = "check the ini's database (online, read-only): every object " \
        "reachable from the root loads"
 
 
 def add_arguments(parser):
-    parser.add_argument('ini', help='paste.deploy ini, e.g. '
-                        'etc/deploy-mysql.ini')
-    parser.add_argument('--name', default='main',
-                        help='application name in the ini (default: main)')
+    add_ini_arguments(parser, 'etc/deploy-mysql.ini')
 
 
 def run(args):

@@ -14,14 +14,15 @@ with the step that failed and the response it gets (404, 401, 403).
 import json
 import os
 
+from zope.pipeline.commands import add_ini_arguments
+
 NAME = 'explain'
 HELP = ('what the site does with a request: traversal, view, permission '
         'and who has it')
 
 
 def add_arguments(parser):
-    parser.add_argument('ini',
-                        help='paste.deploy ini file, e.g. etc/deploy.ini')
+    add_ini_arguments(parser)
     parser.add_argument('url',
                         help='the path (e.g. /folder/page) or the whole URL '
                              '(e.g. http://localhost/folder/page)')
@@ -31,8 +32,6 @@ def add_arguments(parser):
                              'anonymous)')
     parser.add_argument('--method', default='GET', type=str.upper,
                         help='the request method (default: GET)')
-    parser.add_argument('--name', default='main',
-                        help='application name in the ini (default: main)')
     parser.add_argument('--format', choices=('text', 'json'), default='text',
                         help='text for people (default), or JSON for tools')
 

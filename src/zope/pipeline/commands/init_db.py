@@ -30,6 +30,8 @@ import re
 import secrets
 import sys
 
+from zope.pipeline.commands import add_ini_arguments
+
 NAME = 'init-db'
 HELP = 'create the MySQL database and user named by an ini\'s storage'
 
@@ -50,10 +52,7 @@ HOST_RE = re.compile(r'^[A-Za-z0-9_.:-]{1,255}$')
 
 
 def add_arguments(parser):
-    parser.add_argument('ini', help='paste.deploy ini, e.g. '
-                        'etc/deploy-mysql.ini')
-    parser.add_argument('--name', default='main',
-                        help='application name in the ini (default: main)')
+    add_ini_arguments(parser, 'etc/deploy-mysql.ini')
     parser.add_argument('--admin-user', default='root',
                         help='administrator account (default: root)')
     parser.add_argument('--admin-password-file', metavar='FILE',

@@ -10,15 +10,14 @@ objects before and after and how long it took."""
 
 import os
 
+from zope.pipeline.commands import add_ini_arguments
+
 NAME = 'pack'
 HELP = "pack the ini's database (online), keeping --days of history"
 
 
 def add_arguments(parser):
-    parser.add_argument('ini', help='paste.deploy ini, e.g. '
-                        'etc/deploy-mysql.ini')
-    parser.add_argument('--name', default='main',
-                        help='application name in the ini (default: main)')
+    add_ini_arguments(parser, 'etc/deploy-mysql.ini')
     parser.add_argument('--days', type=non_negative, default=0,
                         metavar='N', help='days of history to keep '
                         '(default 0: only current revisions; a '

@@ -14,20 +14,19 @@ import os
 import runpy
 import sys
 
+from zope.pipeline.commands import add_ini_arguments
+
 NAME = 'run'
 HELP = "run a Python script with the site's root and transaction manager"
 
 
 def add_arguments(parser):
-    parser.add_argument('ini',
-                        help='paste.deploy ini file, e.g. etc/deploy.ini')
+    add_ini_arguments(parser)
     parser.add_argument('script', metavar='SCRIPT',
                         help='the Python file to run')
     parser.add_argument('arguments', nargs=argparse.REMAINDER,
                         metavar='ARGUMENT',
                         help="the script's arguments (its sys.argv[1:])")
-    parser.add_argument('--name', default='main',
-                        help='application name in the ini (default: main)')
 
 
 def run(args):

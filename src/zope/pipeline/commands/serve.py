@@ -50,6 +50,7 @@ import re
 import signal
 import sys
 
+from zope.pipeline.commands import add_ini_arguments
 from zope.pipeline.layout import PRIVATE_UMASK
 from zope.pipeline.layout import check_before_loading
 from zope.pipeline.layout import daemon_of
@@ -102,10 +103,7 @@ DEFAULT_ADMIN_REQUEST_TIMEOUT = 600
 
 
 def add_arguments(parser):
-    parser.add_argument('ini',
-                        help='paste.deploy ini file, e.g. etc/deploy.ini')
-    parser.add_argument('--name', default='main',
-                        help='application name in the ini (default: main)')
+    add_ini_arguments(parser)
     parser.add_argument('--host', help="address to listen on (default: the "
                         "ini's [server:main] host, else 127.0.0.1)")
     parser.add_argument('--port', type=int, help="port (default: the ini's "

@@ -13,16 +13,15 @@ conflicts with them.
 
 import code
 
+from zope.pipeline.commands import add_ini_arguments
+
 NAME = 'shell'
 HELP = ('an interactive Python prompt with the site\'s root, application, '
         'registry and transaction manager')
 
 
 def add_arguments(parser):
-    parser.add_argument('ini',
-                        help='paste.deploy ini file, e.g. etc/deploy.ini')
-    parser.add_argument('--name', default='main',
-                        help='application name in the ini (default: main)')
+    add_ini_arguments(parser)
 
 
 def run(args):

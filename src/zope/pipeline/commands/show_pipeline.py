@@ -5,15 +5,14 @@ ZCML file:line where it was registered."""
 
 import json
 
+from zope.pipeline.commands import add_ini_arguments
+
 NAME = 'show-pipeline'
 HELP = 'print the compiled pipeline of each request type'
 
 
 def add_arguments(parser):
-    parser.add_argument('ini',
-                        help='paste.deploy ini file, e.g. etc/deploy.ini')
-    parser.add_argument('--name', default='main',
-                        help='application name in the ini (default: main)')
+    add_ini_arguments(parser)
     parser.add_argument('--request-type', metavar='TYPE',
                         help='only this request type (browser, xmlrpc, http)')
     parser.add_argument('--format', choices=('text', 'json'), default='text',
