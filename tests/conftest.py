@@ -72,3 +72,15 @@ def make_testapp(clean_zope):
         return webtest.TestApp(publisher, extra_environ=extra_environ,
                                lint=True)
     return make
+
+
+@pytest.fixture
+def exec_calls(monkeypatch):
+    """Instead of becoming mod_wsgi-express, `zope-pipeline serve
+    --mod-wsgi` in the test process records its command line."""
+    from zope.pipeline.commands import serve
+    calls = []
+    monkeypatch.setattr(serve, 'exec_command', calls.append)
+    monkeypatch.setattr(serve, 'find_mod_wsgi_express',
+                        lambda: '/usr/bin/mod_wsgi-express')
+    return calls

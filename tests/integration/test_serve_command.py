@@ -72,16 +72,6 @@ def write_site(directory, threads=4, pool_size=8, loggers=''):
 
 
 @pytest.fixture
-def exec_calls(monkeypatch):
-    """Instead of becoming mod_wsgi-express, record its command line."""
-    calls = []
-    monkeypatch.setattr(serve, 'exec_command', calls.append)
-    monkeypatch.setattr(serve, 'find_mod_wsgi_express',
-                        lambda: '/usr/bin/mod_wsgi-express')
-    return calls
-
-
-@pytest.fixture
 def as_user(monkeypatch):
     """Pretend not to be root (no --user, nothing chowned)."""
     monkeypatch.setattr(os, 'geteuid', lambda: 1000)

@@ -46,16 +46,6 @@ def project():
         yield directory
 
 
-@pytest.fixture
-def exec_calls(monkeypatch):
-    """Instead of becoming mod_wsgi-express, record its command line."""
-    calls = []
-    monkeypatch.setattr(serve, 'exec_command', calls.append)
-    monkeypatch.setattr(serve, 'find_mod_wsgi_express',
-                        lambda: '/usr/bin/mod_wsgi-express')
-    return calls
-
-
 def serve_mod_wsgi(project):
     """serve etc/deploy.ini --mod-wsgi as root; then the files
     mod_wsgi-express writes in the server root (as root) at its start."""
