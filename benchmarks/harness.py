@@ -4,7 +4,8 @@ The HTTP matrix runs, for each server configuration, the site on each
 storage and then the plain-WSGI ceiling with a body of the page's size,
 so a configuration's figures and its ceiling are measured close in time.
 The peers comparison (``benchmarks.peercompare``) serves one page with
-the ceiling, Pyramid, Zope and zope.pipeline, interleaved round by round.
+the ceiling and each app of ``benchmarks.peers``, interleaved round by
+round.
 The result is a JSON-ready dict that ``benchmarks.report`` renders.
 """
 
@@ -69,7 +70,8 @@ class Plan:
     #: benchmarks.peers), ab -c values, -n (None: the default per -c),
     #: rounds and warm-up requests per app.
     peer_config: ServerConfig = ServerConfig('mod_wsgi', 2, 1)
-    peer_apps: tuple = ('ceiling', 'pyramid', 'zope', 'pipeline')
+    peer_apps: tuple = ('ceiling', 'pyramid', 'pyramid-acl', 'zope',
+                        'classic', 'pipeline', 'pipeline-checked')
     peer_concurrencies: tuple = (8, 1)
     peer_requests: int = None
     peer_rounds: int = 5

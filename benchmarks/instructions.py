@@ -9,8 +9,9 @@ callgrind counts only what runs in that call
 
 ``python -m benchmarks.instructions`` runs itself under valgrind and
 prints the instructions per request; ``--inside`` is the part valgrind
-runs.  ``--peer pipeline`` (or ``pyramid``, ``zope``) counts the peers'
-page instead (``benchmarks.peers``), each app on its own RelStorage/SQLite
+runs.  ``--peer pipeline`` (or another app of ``benchmarks.peers``:
+``pyramid``, ``pyramid-acl``, ``zope``, ``classic``, ``pipeline-checked``)
+counts the peers' page instead, each app on its own RelStorage/SQLite
 database in a scratch directory, so the peers compare by instructions too.
 
 Python's string hashes are seeded at random in every process, which moves
@@ -99,6 +100,12 @@ def run_requests(requests, warmup, path, site_name, peer=None):
         return request()[0]
 
 
+def peer_names():
+    """The peers with an app (``benchmarks.peers``), in the table's order."""
+    from benchmarks.peers import PEERS
+    return [peer.name for peer in PEERS if peer.module]
+
+
 def build_parser():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--path', default='/folder/page')
@@ -106,7 +113,7 @@ def build_parser():
     parser.add_argument('--warmup', type=int, default=200)
     parser.add_argument('--site', default='auto',
                         choices=('auto', 'sample', 'minimal'))
-    parser.add_argument('--peer', choices=('pipeline', 'pyramid', 'zope'),
+    parser.add_argument('--peer', choices=peer_names(),
                         help="count a peer's app on the peers' page")
     parser.add_argument('--output', help='keep the callgrind output here')
     parser.add_argument('--inside', action='store_true',

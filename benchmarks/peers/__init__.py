@@ -1,8 +1,10 @@
-"""The peers: the same page (``benchmarks.peers.page``) served by Pyramid,
-Zope and zope.pipeline, each from its own database, and the plain-WSGI
-ceiling serving its bytes.
+"""The peers: the same page (``benchmarks.peers.page``) served by Pyramid
+(plain, and with an ACL view permission), Zope 6, the classic Zope 3
+publisher and zope.pipeline (proxied, and view-checked), each from its
+own database, and the plain-WSGI ceiling serving its bytes.
 
-Each peer is a package with ``make_app(zodb_config, workdir)``: the WSGI
+Each peer is a package with ``make_app(zodb_config, workdir)`` (or the
+function its ``Peer`` names): the WSGI
 application on the database of a ZConfig file (``<zodb main>``), which
 adds the page's content at the database's first start.  The benchmark's
 WSGI script calls it in every server process; ``python -m
@@ -29,14 +31,17 @@ class Peer:
     module: str = None
     #: The distribution whose version the label shows.
     distribution: str = None
+    #: The module's function making the app.
+    function: str = 'make_app'
 
     def describe(self):
         version = distribution_version(self.distribution)
         return self.label % {'version': version or '?'}
 
     def make_app(self, zodb_config, workdir):
-        return importlib.import_module(self.module).make_app(zodb_config,
-                                                             workdir)
+        make_app = getattr(importlib.import_module(self.module),
+                           self.function)
+        return make_app(zodb_config, workdir)
 
 
 def distribution_version(name):
@@ -52,20 +57,33 @@ CEILING = Peer('ceiling', 'plain WSGI app, same bytes (ceiling)')
 PYRAMID = Peer('pyramid', 'Pyramid %(version)s + pyramid_tm + '
                'pyramid_zodbconn + Chameleon',
                'benchmarks.peers.pyramid_peer', 'pyramid')
+PYRAMID_ACL = Peer('pyramid-acl', 'Pyramid %(version)s, the same with an '
+                   'ACL security policy and the view\'s permission',
+                   'benchmarks.peers.pyramid_peer', 'pyramid',
+                   'make_acl_app')
 ZOPE = Peer('zope', 'Zope %(version)s (ZPublisher, Chameleon page template)',
             'benchmarks.peers.zope_peer', 'Zope')
+CLASSIC = Peer('classic', 'classic Zope 3 publisher (zope.app.wsgi '
+               '%(version)s + zope.app.publication, browser:page, zope.tal)',
+               'benchmarks.peers.classic_peer', 'zope.app.wsgi')
 PIPELINE = Peer('pipeline', 'zope.pipeline (standard stages, browser:page, '
                 'Chameleon)', 'benchmarks.peers.pipeline_peer',
                 'zope.pipeline')
+PIPELINE_CHECKED = Peer(
+    'pipeline-checked', 'zope.pipeline, the same configured view-checked '
+    '(ITrustedView)', 'benchmarks.peers.pipeline_checked_peer',
+    'zope.pipeline')
 
 #: In the order of the table (and of the first round).
-PEERS = (CEILING, PYRAMID, ZOPE, PIPELINE)
+PEERS = (CEILING, PYRAMID, PYRAMID_ACL, ZOPE, CLASSIC, PIPELINE,
+         PIPELINE_CHECKED)
 BY_NAME = {peer.name: peer for peer in PEERS}
 
 #: Modules the peers import that the runtime does not install (the
 #: ``bench`` extra does).
 BENCH_MODULES = ('pyramid', 'pyramid_tm', 'pyramid_zodbconn',
-                 'pyramid_chameleon', 'Zope2')
+                 'pyramid_chameleon', 'Zope2', 'zope.app.wsgi',
+                 'zope.app.publication', 'zope.app.appsetup')
 
 
 def missing_modules():

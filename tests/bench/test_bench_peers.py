@@ -80,7 +80,9 @@ def render(peer_name, tmp_path):
 
 
 @pytest.mark.usefixtures("bench_extra")
-@pytest.mark.parametrize('peer_name', ['pyramid', 'zope', 'pipeline'])
+@pytest.mark.parametrize('peer_name', [
+    'pyramid', 'pyramid-acl', 'zope', 'classic', 'pipeline',
+    'pipeline-checked'])
 def test_each_peer_serves_the_page_with_its_title_and_ten_items(
         peer_name, tmp_path):
     status, body = render(peer_name, tmp_path)
@@ -89,8 +91,104 @@ def test_each_peer_serves_the_page_with_its_title_and_ten_items(
 
 
 @pytest.mark.usefixtures("bench_extra")
-def test_pyramid_renders_exactly_the_bytes_the_ceiling_serves(tmp_path):
-    assert render('pyramid', tmp_path) == (200, page.expected_body())
+@pytest.mark.parametrize('peer_name', ['pyramid', 'pyramid-acl'])
+def test_pyramid_renders_exactly_the_bytes_the_ceiling_serves(peer_name,
+                                                              tmp_path):
+    assert render(peer_name, tmp_path) == (200, page.expected_body())
+
+
+def run_in_process_of_its_own(code, tmp_path):
+    """Run ``code`` (which may use ``ZODB_CONFIG`` and ``WORKDIR``, a
+    fresh SQLite database and a work directory) in a new interpreter;
+    return what it printed."""
+    workspace = Workspace(root=str(tmp_path))
+    zodb_config = SqliteStorage().setup(workspace, 'db')
+    prelude = 'ZODB_CONFIG = %r\nWORKDIR = %r\n' % (
+        zodb_config, workspace.directory('work'))
+    completed = subprocess.run(
+        [sys.executable, '-W', 'ignore', '-c', prelude + code],
+        capture_output=True, text=True, cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=ROOT))
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return completed.stdout
+
+
+@pytest.mark.usefixtures("bench_extra")
+def test_the_classic_peer_publishes_without_zope_pipelines_publisher(
+        tmp_path):
+    printed = run_in_process_of_its_own('''
+import sys, webtest
+from benchmarks.peers import BY_NAME
+app = BY_NAME['classic'].make_app(ZODB_CONFIG, WORKDIR)
+response = webtest.TestApp(app).get('/folder/page')
+print(response.status_int, type(app).__module__)
+print(sorted(name for name in sys.modules
+             if name.startswith('zope.pipeline')))
+print(sorted(name for name in sys.modules if name.startswith('z3c.pt')))
+''', tmp_path)
+    assert printed.splitlines() == [
+        '200 zope.app.wsgi',
+        # the RelStorage fix every peer gets, nothing else
+        "['zope.pipeline', 'zope.pipeline.compat']",
+        '[]']
+
+
+@pytest.mark.usefixtures("bench_extra")
+def test_the_pyramid_acl_peer_refuses_a_permission_its_acl_does_not_grant(
+        tmp_path):
+    printed = run_in_process_of_its_own('''
+import webtest
+from benchmarks.peers.pyramid_peer import make_acl_app
+app = make_acl_app(ZODB_CONFIG, WORKDIR, permission='edit')
+print(webtest.TestApp(app).get('/folder/page', expect_errors=True).status)
+''', tmp_path)
+    assert printed == '403 Forbidden\n'
+
+
+PROTECTED_PAGE = '''\
+<configure
+    xmlns="http://namespaces.zope.org/zope"
+    xmlns:browser="http://namespaces.zope.org/browser"
+    package="benchmarks.peers.pipeline_peer">
+  <permission id="bench.Protected" title="Not granted to anybody" />
+  <browser:page
+      for=".content.IPage"
+      name="index.html"
+      class="benchmarks.peers.pipeline_checked_peer.views.TrustedPageView"
+      template="page.pt"
+      permission="bench.Protected"
+      />
+</configure>
+'''
+
+PROTECTED_SITE = '''\
+<configure xmlns="http://namespaces.zope.org/zope">
+  <include file="%(site)s" />
+  <includeOverrides file="%(protected)s" />
+</configure>
+'''
+
+
+@pytest.mark.usefixtures("bench_extra")
+def test_the_view_checked_peer_refuses_anonymous_a_protected_view(
+        tmp_path):
+    """The view-checked peer's site with its page's permission one that
+    anonymous lacks: 401 (the view is trusted, not unprotected)."""
+    from benchmarks.peers import pipeline_checked_peer
+    protected = tmp_path / 'protected.zcml'
+    protected.write_text(PROTECTED_PAGE)
+    site = tmp_path / 'site.zcml'
+    site.write_text(PROTECTED_SITE % {
+        'site': pipeline_checked_peer.SITE_ZCML, 'protected': protected})
+    printed = run_in_process_of_its_own('''
+import webtest
+from benchmarks.peers import pipeline_checked_peer
+app = pipeline_checked_peer.make_app(ZODB_CONFIG, WORKDIR, %r)
+for path in ('/folder/page', '/folder/page/@@index.html'):
+    response = webtest.TestApp(app).get(path, expect_errors=True)
+    print(response.status_int, 'Item 00' in response.text)
+''' % str(site), tmp_path)
+    assert printed.splitlines() == ['401 False', '401 False']
 
 
 def test_the_zope_peer_mounts_the_zodb_section_at_the_root():
@@ -275,7 +373,8 @@ def test_peers_alone_is_the_issues_comparison():
     plan = cli.make_plan(parsed('--peers'))
     assert plan.parts == ('peers',)
     assert plan.peer_config == ServerConfig('mod_wsgi', 2, 1)
-    assert plan.peer_apps == ('ceiling', 'pyramid', 'zope', 'pipeline')
+    assert plan.peer_apps == ('ceiling', 'pyramid', 'pyramid-acl', 'zope',
+                              'classic', 'pipeline', 'pipeline-checked')
     assert (plan.peer_concurrencies, plan.peer_requests,
             plan.peer_rounds) == ((8, 1), None, 5)
     assert plan.storages == ['sqlite', 'mysql']

@@ -19,17 +19,18 @@ SETTINGS = {
 }
 
 
-def write_ini(zodb_config, workdir):
+def write_ini(zodb_config, workdir, site_zcml=SITE_ZCML):
     return write_file(os.path.join(workdir, 'pipeline-peer.ini'),
-                      bench_ini(SITE_ZCML, SETTINGS, zodb_config))
+                      bench_ini(site_zcml, SETTINGS, zodb_config))
 
 
-def make_app(zodb_config, workdir):
-    """The publisher on the database of ``zodb_config`` (opened, and
-    bootstrapped at its first start, in this process)."""
+def make_app(zodb_config, workdir, site_zcml=SITE_ZCML):
+    """The publisher of ``site_zcml`` on the database of ``zodb_config``
+    (opened, and bootstrapped at its first start, in this process)."""
     from paste.deploy import loadapp
 
     from zope.pipeline.startup import open_databases
-    publisher = loadapp('config:' + write_ini(zodb_config, workdir))
+    publisher = loadapp('config:' + write_ini(zodb_config, workdir,
+                                              site_zcml))
     open_databases(publisher)
     return publisher

@@ -2,6 +2,8 @@
 
 from persistent import Persistent
 from persistent.mapping import PersistentMapping
+from pyramid.authorization import Allow
+from pyramid.authorization import Everyone
 
 from benchmarks.peers import page
 
@@ -18,6 +20,13 @@ class Folder(PersistentMapping):
         child.__name__, child.__parent__ = name, self
         self[name] = child
         return child
+
+
+class Root(Folder):
+    """The application's root: its ACL lets everyone view (read by the
+    ``pyramid-acl`` peer's security policy; the plain peer has none)."""
+
+    __acl__ = [(Allow, Everyone, 'view')]
 
 
 class Page(Folder):
@@ -38,7 +47,7 @@ class Item(Persistent):
 
 def build():
     """A new root holding ``folder/page`` and its items."""
-    root = Folder()
+    root = Root()
     folder = root.add(page.FOLDER_NAME, Folder())
     new_page = folder.add(page.PAGE_NAME, Page(page.PAGE_TITLE))
     for name, title in page.ITEMS:
