@@ -5,9 +5,11 @@ Without options it runs the full plan and regenerates
 and the profile; ``--quick`` runs a subset (two server configurations,
 ``-c 8``, fewer requests) into ``benchmarks/results/quick/`` and prints the
 tables.  ``--peers`` runs the peers comparison alone (the same page by
-Pyramid, Zope, zope.pipeline and the ceiling) and puts it into the saved
-results and RESULTS.md.  ``--render results.json`` redraws a saved run
-without measuring.
+the ceiling, Pyramid, Zope, the classic Zope 3 publisher and
+zope.pipeline), ``--paste`` the servers comparison alone (the classic
+publisher and zope.pipeline under paste.httpserver and mod_wsgi 2x1); each
+puts its part into the saved results and RESULTS.md.  ``--render
+results.json`` redraws a saved run without measuring.
 """
 
 import argparse
@@ -45,11 +47,17 @@ def add_arguments(parser):
                              'prints the tables')
     parser.add_argument('--peers', action='store_true',
                         help='only the peers comparison: the same page by '
-                             'the plain-WSGI ceiling, Pyramid, Zope and '
-                             'zope.pipeline, interleaved round by round')
+                             'the plain-WSGI ceiling, Pyramid, Zope, the '
+                             'classic Zope 3 publisher and zope.pipeline, '
+                             'interleaved round by round')
+    parser.add_argument('--paste', action='store_true',
+                        help='only the servers comparison: the classic '
+                             'publisher and zope.pipeline on the peers\' '
+                             'page under paste.httpserver (1x10) and '
+                             'mod_wsgi 2x1, interleaved (with --peers: both)')
     parser.add_argument('--peer-apps', type=comma_list(),
-                        help='apps of the peers comparison, of: %s'
-                             % ', '.join(peers.BY_NAME))
+                        help='apps of the peers (or servers) comparison, '
+                             'of: %s' % ', '.join(peers.BY_NAME))
     parser.add_argument('--site', choices=('auto', 'sample', 'minimal'),
                         default='auto',
                         help='the sample site if installed (auto), or the '
@@ -85,8 +93,9 @@ STORAGES = ('sqlite', 'mysql')
 
 
 def make_plan(args):
-    if args.peers:
-        plan = harness.PEERS
+    if args.peers or args.paste:
+        plan = dataclasses.replace(harness.PEERS, mode=comparison_mode(args),
+                                   parts=comparison_parts(args))
     else:
         plan = harness.QUICK if args.quick else harness.FULL
     changes = peer_changes(args)
@@ -110,11 +119,20 @@ def make_plan(args):
     return dataclasses.replace(plan, **changes)
 
 
+def comparison_parts(args):
+    return tuple(part for part, chosen in (('peers', args.peers),
+                                           ('paste', args.paste)) if chosen)
+
+
+def comparison_mode(args):
+    return '+'.join(comparison_parts(args))
+
+
 def peer_changes(args):
     """The peers comparison's plan as the options change it: ``--requests``
     (ab -n at every -c), ``--repeats`` (rounds), ``--warmup``,
-    ``--concurrency``, ``--configs`` (its one configuration) and
-    ``--peer-apps``."""
+    ``--concurrency``, ``--configs`` (the peers' one configuration, or the
+    servers comparison's configurations) and ``--peer-apps``."""
     changes = {}
     for option, field in (('requests', 'peer_requests'),
                           ('repeats', 'peer_rounds'),
@@ -123,7 +141,9 @@ def peer_changes(args):
             changes[field] = getattr(args, option)
     if args.concurrency is not None:
         changes['peer_concurrencies'] = tuple(args.concurrency)
-    if args.peers and args.configs:
+    if args.paste and args.configs:
+        changes['paste_configs'] = tuple(args.configs)
+    elif args.peers and args.configs:
         if len(args.configs) != 1:
             raise SystemExit('--peers runs one server configuration, e.g. '
                              '--configs mod_wsgi:2x1')
@@ -133,7 +153,8 @@ def peer_changes(args):
         if unknown or not args.peer_apps:
             raise SystemExit('--peer-apps takes one or more of: %s'
                              % ', '.join(peers.BY_NAME))
-        changes['peer_apps'] = tuple(args.peer_apps)
+        changes['paste_apps' if args.paste and not args.peers
+                else 'peer_apps'] = tuple(args.peer_apps)
     return changes
 
 
@@ -194,18 +215,21 @@ def check_peers():
     if missing:
         raise SystemExit(
             'The peers comparison needs %s: install the bench extra '
-            "(.venv/bin/pip install -e '.[bench]'), or leave out the peers "
-            '(--only without peers).' % ', '.join(missing))
+            "(.venv/bin/pip install -c constraints.txt -e '.[bench]'), or "
+            'leave out the peers (--only without peers and paste).'
+            % ', '.join(missing))
 
 
 def check_machine(plan):
-    if 'peers' in plan.parts:
+    if {'peers', 'paste'} & set(plan.parts):
         check_peers()
-    if {'http', 'peers', 'startup', 'write'} & set(plan.parts):
+    if {'http', 'peers', 'paste', 'startup', 'write'} & set(plan.parts):
         check_ab()
         configs = list(plan.configs) + [plan.write_config]
         if 'peers' in plan.parts:
             configs.append(plan.peer_config)
+        if 'paste' in plan.parts:
+            configs.extend(plan.paste_configs)
         if 'startup' in plan.parts or any(
                 config.server == 'mod_wsgi' for config in configs):
             check_mod_wsgi()
@@ -230,14 +254,18 @@ def write_outputs(results, directory, markdown_path):
 
 
 def with_saved_results(results, saved_path):
-    """A peers-only run's results put into the saved results of the last
-    run (when there are some), so RESULTS.md keeps its other parts."""
-    results['peers']['command'] = results['command']
+    """A peers or servers comparison run alone put into the saved results
+    of the last run (when there are some), so RESULTS.md keeps its other
+    parts."""
+    parts = [part for part in ('peers', 'paste') if part in results]
+    for part in parts:
+        results[part]['command'] = results['command']
     if not os.path.exists(saved_path):
         return results
     with open(saved_path) as saved_file:
         saved = json.load(saved_file)
-    saved['peers'] = results['peers']
+    for part in parts:
+        saved[part] = results[part]
     return saved
 
 
@@ -260,7 +288,7 @@ def run(args, argv=None, log=print):
         results = harness.Harness(plan, site, directory, log=log,
                                   keep=args.keep_workspace).run()
         results['command'] = command_line(argv)
-        if args.peers:
+        if args.peers or args.paste:
             results = with_saved_results(
                 results, os.path.join(directory, 'results.json'))
     write_outputs(results, directory, markdown_path)

@@ -37,7 +37,8 @@ from benchmarks.servers import serving
 from benchmarks.storages import make_storage
 from benchmarks.workspace import Workspace
 
-PARTS = ('imports', 'inprocess', 'http', 'peers', 'startup', 'write')
+PARTS = ('imports', 'inprocess', 'http', 'peers', 'paste', 'startup',
+         'write')
 
 #: The ceiling's row in the matrix, beside the storages.
 CEILING = 'ceiling'
@@ -76,6 +77,13 @@ class Plan:
     peer_requests: int = None
     peer_rounds: int = 5
     peer_warmup: int = 300
+    #: The servers comparison (``--paste``): these apps under each of
+    #: these configurations (paste.httpserver's default pool of 10 threads
+    #: against one single-threaded mod_wsgi process per core), with the
+    #: peers' loads, rounds and warm-up.
+    paste_configs: tuple = (ServerConfig('paste', 1, 10),
+                            ServerConfig('mod_wsgi', 2, 1))
+    paste_apps: tuple = ('classic', 'pipeline')
 
     def loads(self):
         return [Load(self.requests, concurrency, keep_alive)
@@ -87,6 +95,8 @@ class Plan:
         data['configs'] = [config.label for config in self.configs]
         data['write_config'] = self.write_config.label
         data['peer_config'] = self.peer_config.label
+        data['paste_configs'] = [config.label
+                                 for config in self.paste_configs]
         return data
 
 
@@ -98,9 +108,10 @@ QUICK = Plan(
     inprocess_iterations=60, inprocess_batches=7, startup_repeats=2,
     write_config=ServerConfig('mod_wsgi', 2, 2), write_requests=300,
     write_repeats=3, wrk_repeats=1,
-    parts=tuple(part for part in PARTS if part != 'peers'))
+    parts=tuple(part for part in PARTS if part not in ('peers', 'paste')))
 
-#: ``--peers``: the comparison alone, as issue 13 measures it.
+#: ``--peers`` (and ``--paste``): the comparisons alone, as issues 13 and
+#: 34 measure them.
 PEERS = Plan(
     mode='peers', configs=[], storages=['sqlite', 'mysql'],
     concurrencies=[], keep_alive=[False], requests=0, repeats=0, warmup=0,
@@ -315,6 +326,12 @@ class Harness:
     def measure_peers(self):
         return peercompare.PeersComparison(
             self.plan, self.workspace, self.peer_storage, self.log).run()
+
+    def measure_paste(self):
+        return peercompare.PeersComparison(
+            self.plan, self.workspace, self.peer_storage, self.log,
+            apps=self.plan.paste_apps,
+            configs=self.plan.paste_configs).run()
 
     def measure_startup(self):
         return startup.measure(

@@ -1,6 +1,7 @@
-"""The peers comparison: the same page served by the plain-WSGI ceiling,
-Pyramid, Zope and zope.pipeline under one server configuration, measured
-round by round, interleaved.
+"""The peers comparison: the same page served by the plain-WSGI ceiling
+and the apps of ``benchmarks.peers`` under one server configuration, and
+the servers comparison (``--paste``: apps under paste.httpserver and
+mod_wsgi), measured round by round, interleaved.
 
 For each storage every app gets its own fresh database, populated by a
 first start of the app alone (``python -m benchmarks.peers populate``);
@@ -65,54 +66,76 @@ def populate(peer, zodb_config, workdir):
             peer.name, completed.stderr[-3000:]))
 
 
-def check_page(peer, server):
-    """(bytes, body) of the app's page; PageMismatch unless it is the
-    page with a 200."""
+def check_page(name, server):
+    """The size of the page app ``name`` serves; PageMismatch unless it is
+    the page with a 200."""
     status, body = fetch(server.url(page.PAGE_PATH))
     problems = page.page_problems(body)
     if status != 200:
         problems.insert(0, 'status %s' % status)
     if problems:
         raise PageMismatch('%s does not serve the page: %s' % (
-            peer.name, '; '.join(problems)))
+            name, '; '.join(problems)))
     return len(body)
 
 
 class PeersComparison:
-    """One interleaved comparison; ``run()`` returns the JSON-ready dict."""
+    """One interleaved comparison; ``run()`` returns the JSON-ready dict.
 
-    def __init__(self, plan, workspace, storage_for, log=print):
+    Every app of ``apps`` (default: the plan's ``peer_apps``) is served
+    under every server configuration of ``configs`` (default: the plan's
+    ``peer_config``), each pair a server of its own on a database of its
+    own; every round measures each pair in turn."""
+
+    def __init__(self, plan, workspace, storage_for, log=print, apps=None,
+                 configs=None):
         self.plan = plan
         self.workspace = workspace
-        #: storage_for(storage name, peer name) -> a storage object.
+        #: storage_for(storage name, key) -> a storage object.
         self.storage_for = storage_for
         self.log = log
-        self.apps = [peers.BY_NAME[name] for name in plan.peer_apps]
+        self.apps = [peers.BY_NAME[name]
+                     for name in (apps or plan.peer_apps)]
+        self.configs = list(configs or [plan.peer_config])
+        #: (app, config) in the order of the first round.
+        self.entries = [(app, config) for config in self.configs
+                        for app in self.apps]
+
+    def key(self, app, config):
+        """How a pair is named in logs and labels: the app's name, with
+        its server configuration when there are several."""
+        if len(self.configs) == 1:
+            return app.name
+        return '%s@%s' % (app.name, config.slug)
 
     def run(self):
         started = datetime.datetime.now().astimezone()
         data = {'date': started.isoformat(timespec='seconds'),
-                'config': self.plan.peer_config.label,
+                'config': ', '.join(config.label for config in self.configs),
+                'configs': [config.label for config in self.configs],
                 'path': page.PAGE_PATH, 'rounds': self.plan.peer_rounds,
                 'warmup': self.plan.peer_warmup,
                 'apps': [{'name': app.name, 'label': app.describe()}
                          for app in self.apps],
                 'page_bytes': {}, 'measurements': [],
+                'server_commands': {},
                 'load_average': {'before': os.getloadavg()}}
         for storage_name in self.plan.storages:
-            self.log('  peers on %s' % storage_name)
+            self.log('  %s on %s' % (
+                'peers' if len(self.configs) == 1 else 'servers',
+                storage_name))
             self.measure_storage(storage_name, data)
         data['load_average']['after'] = os.getloadavg()
         return data
 
-    def script_for(self, app, storage_name):
+    def script_for(self, app, storage_name, key):
         """A script-text factory for ``app`` on a fresh database."""
         if app is peers.CEILING:
             body = page.expected_body()
             return lambda count_dir, log_dir: ceiling_body_script(
                 body, count_dir, log_dir)
-        label = 'peer-%s-%s' % (app.name, storage_name)
-        storage = self.storage_for(storage_name, app.name)
+        label = 'peer-%s-%s' % (key, storage_name)
+        storage = self.storage_for(storage_name, key)
         zodb_config = storage.setup(self.workspace, label)
         workdir = self.workspace.directory(label + '-work')
         populate(app, zodb_config, workdir)
@@ -120,49 +143,50 @@ class PeersComparison:
             app.name, zodb_config, workdir, count_dir, log_dir)
 
     def measure_storage(self, storage_name, data):
-        config = self.plan.peer_config
         with contextlib.ExitStack() as stack:
             servers = {}
-            for app in self.apps:
-                script = self.script_for(app, storage_name)
-                servers[app.name] = stack.enter_context(serving(
+            for app, config in self.entries:
+                key = self.key(app, config)
+                script = self.script_for(app, storage_name, key)
+                servers[key] = stack.enter_context(serving(
                     config, self.workspace,
-                    'peer-%s-%s-server' % (app.name, storage_name), script,
+                    'peer-%s-%s-server' % (key, storage_name), script,
                     page.PAGE_PATH))
-                data.setdefault('server_command',
-                                servers[app.name].command_line())
+                command = servers[key].command_line()
+                data.setdefault('server_command', command)
+                data['server_commands'].setdefault(config.server, command)
             data['page_bytes'][storage_name] = {
-                app.name: check_page(app, servers[app.name])
-                for app in self.apps}
-            for app in self.apps:
-                warm_up(servers[app.name], page.PAGE_PATH,
-                        self.plan.peer_warmup, 8)
+                key: check_page(key, server)
+                for key, server in servers.items()}
+            for server in servers.values():
+                warm_up(server, page.PAGE_PATH, self.plan.peer_warmup, 8)
             runs = self.rounds(servers)
-        for (app_name, load), app_runs in runs.items():
+        for (app, config, load), pair_runs in runs.items():
             data['measurements'].append(self.measurement(
-                app_name, storage_name, load, app_runs))
+                app.name, config, storage_name, load, pair_runs))
 
     def rounds(self, servers):
-        """{(app name, load): [Run per round]}, interleaved."""
+        """{(app, config, load): [Run per round]}, interleaved."""
         loads = peer_loads(self.plan.peer_concurrencies,
                            self.plan.peer_requests)
-        runs = {(app.name, load): [] for load in loads for app in self.apps}
+        runs = {(app, config, load): [] for load in loads
+                for app, config in self.entries}
         for number in range(self.plan.peer_rounds):
             for load in loads:
-                for app in rotated(self.apps, number):
-                    run = measure_once(servers[app.name], page.PAGE_PATH,
-                                       load)
-                    runs[app.name, load].append(run)
+                for app, config in rotated(self.entries, number):
+                    key = self.key(app, config)
+                    run = measure_once(servers[key], page.PAGE_PATH, load)
+                    runs[app, config, load].append(run)
                     self.log('    round %d %s %s: %s req/s, %s' % (
-                        number + 1, app.name, load.label,
+                        number + 1, key, load.label,
                         '%.0f' % run.result.requests_per_second
                         if run.result else '-',
                         run.verification.describe()))
         return runs
 
-    def measurement(self, app_name, storage_name, load, runs):
+    def measurement(self, app_name, config, storage_name, load, runs):
         from benchmarks.harness import measurement_dict
-        data = measurement_dict(self.plan.peer_config, storage_name, load,
-                                runs, summarize(runs))
+        data = measurement_dict(config, storage_name, load, runs,
+                                summarize(runs))
         data['app'] = app_name
         return data

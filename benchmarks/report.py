@@ -180,7 +180,14 @@ def process_vs_thread_lines(measurements, load='-c 8'):
 STORAGE_NAMES = {'mysql': 'MariaDB', 'sqlite': 'SQLite'}
 PEER_CEILING = 'ceiling'
 PEER_REFERENCE = 'pyramid'
-PEER_OURS = 'pipeline'
+
+#: Issue 34's targets: (app, what it is compared with, the least ratio,
+#: whether the ratio must exceed it rather than reach it).
+PEER_TARGETS = (
+    ('pipeline', 'pyramid', 0.85, False),
+    ('pipeline', 'classic', 1.0, True),
+    ('pipeline-checked', 'pyramid', 1.0, False),
+)
 
 
 def peer_storages(measurements):
@@ -248,21 +255,33 @@ def peers_table(data, load):
     return markdown_table(headers, rows)
 
 
+def app_label(name):
+    """An app's short name in the target lines."""
+    return {'pipeline': 'zope.pipeline', 'pipeline-checked':
+            'zope.pipeline view-checked', 'pyramid': 'Pyramid',
+            'classic': 'the classic publisher'}.get(name, name)
+
+
 def peer_target_lines(data):
-    """zope.pipeline against Pyramid, per storage and load (issue 13)."""
+    """Issue 34's targets, per storage and load, where both apps ran."""
     summaries = peer_summaries(data['measurements'])
     lines = []
     for load in peer_loads(data['measurements']):
         for storage in peer_storages(data['measurements']):
-            found = ratio(peer_rate(summaries, PEER_OURS, storage, load),
-                          peer_rate(summaries, PEER_REFERENCE, storage,
-                                    load))
-            if found is None:
-                continue
-            lines.append('- zope.pipeline on %s at `%s`: %.2f× Pyramid\'s '
-                         'requests per second (target at least 1): %s.' % (
-                             STORAGE_NAMES.get(storage, storage), load,
-                             found, 'met' if found >= 1 else 'not met'))
+            for app, other, least, exceed in PEER_TARGETS:
+                found = ratio(peer_rate(summaries, app, storage, load),
+                              peer_rate(summaries, other, storage, load))
+                if found is None:
+                    continue
+                met = found > least if exceed else found >= least
+                lines.append(
+                    '- %s on %s at `%s`: %.2f× %s\'s requests per second '
+                    '(target %s %g): %s.' % (
+                        app_label(app),
+                        STORAGE_NAMES.get(storage, storage), load, found,
+                        app_label(other),
+                        'above' if exceed else 'at least', least,
+                        'met' if met else 'not met'))
     return lines
 
 
@@ -273,9 +292,10 @@ def page_bytes_line(data):
                                  ', '.join('%s %d' % item
                                            for item in by_app.items())))
     return ('Page bytes (each checked for the title in `<title>` and '
-            '`<h1>` and the ten items in order before measuring): %s.  Zope '
-            'and zope.pipeline add a `<base>` tag to the default view; the '
-            'ceiling serves the bytes Pyramid renders.' % '; '.join(sizes))
+            '`<h1>` and the ten items in order before measuring): %s.  Zope, '
+            'the classic publisher and zope.pipeline add a `<base>` tag to '
+            'the default view; the ceiling serves the bytes Pyramid '
+            'renders.' % '; '.join(sizes))
 
 
 def peers_section(data):
@@ -296,6 +316,58 @@ def peers_section(data):
     targets = peer_target_lines(data)
     if targets:
         parts.append('\n'.join(targets))
+    return '\n\n'.join(parts)
+
+
+# -- the servers comparison (--paste)
+
+
+def server_summaries(measurements):
+    return {(m['app'], m['config'], m['storage'], m['load']): m['summary']
+            for m in measurements}
+
+
+def paste_table(data, load):
+    """One row per app and server configuration: req/s at ``load`` on
+    each storage, and its ratio to the same app under the last
+    configuration (mod_wsgi 2x1)."""
+    summaries = server_summaries(data['measurements'])
+    storages = peer_storages(data['measurements'])
+    configs = data['configs']
+    reference = configs[-1]
+    headers = ['app', 'server']
+    for storage in storages:
+        headers += ['%s `%s` req/s' % (STORAGE_NAMES.get(storage, storage),
+                                       load), '× %s' % reference]
+    headers.append('verified runs')
+    rows = []
+    for app in data['apps']:
+        for config in configs:
+            row = [app['label'], config]
+            runs = verified = 0
+            for storage in storages:
+                summary = summaries.get((app['name'], config, storage, load))
+                base = summaries.get((app['name'], reference, storage, load))
+                rate = summary and summary['requests_per_second']
+                row += [number(rate, 0), ratio_cell(
+                    rate, base and base['requests_per_second'])]
+                if summary:
+                    runs += summary['runs']
+                    verified += summary['verified_runs']
+            mark = 'yes' if runs and verified == runs else '**NO**'
+            rows.append(row + ['%s (%d/%d)' % (mark, verified, runs)])
+    return markdown_table(headers, rows)
+
+
+def paste_section(data):
+    header = ('%s, `GET %s`, each app under each server, medians of %d '
+              'interleaved rounds, %s warm-up requests per server; run %s; '
+              '`%s`.' % (' and '.join(data['configs']), data['path'],
+                         data['rounds'], data['warmup'], data['date'],
+                         data.get('command', 'python -m benchmarks')))
+    parts = [header]
+    parts += [paste_table(data, load)
+              for load in peer_loads(data['measurements'])]
     return '\n\n'.join(parts)
 
 
@@ -460,6 +532,10 @@ def command_lines(results):
     peers = results.get('peers')
     if peers and peers.get('server_command'):
         lines.append('- peers (each app): `%s`' % peers['server_command'])
+    paste = results.get('paste')
+    if paste:
+        lines.extend('- servers comparison, %s: `%s`' % item for item in
+                     sorted(paste.get('server_commands', {}).items()))
     imports = results.get('imports')
     if imports:
         lines.append('- Imports: `%s`' % imports['command'])
@@ -480,8 +556,12 @@ def sections(results):
             body.append('\n'.join(targets))
         parts.append(('Requests per second and latency', '\n\n'.join(body)))
     if results.get('peers'):
-        parts.append(('Peers: the same page by Pyramid, Zope and '
-                      'zope.pipeline', peers_section(results['peers'])))
+        parts.append(('Peers: the same page by Pyramid, Zope, the classic '
+                      'publisher and zope.pipeline',
+                      peers_section(results['peers'])))
+    if results.get('paste'):
+        parts.append(('Servers: paste.httpserver and mod_wsgi',
+                      paste_section(results['paste'])))
     if results.get('write'):
         parts.append(('Write path: the comments form',
                       write_table(results['write'])))
@@ -517,16 +597,22 @@ The peers comparison (`python -m benchmarks --peers`, and part of the
 full run) serves one page, `/folder/page` (a container of ten persistent
 items under `folder`, rendered by a template: the title in `<title>` and
 `<h1>`, one `<li>` per item), with Pyramid (pyramid_tm,
-pyramid_zodbconn, Chameleon), Zope (ZPublisher, a Chameleon
-`PageTemplateFile`), zope.pipeline (the standard stages, a
-`browser:page` whose zope.pagetemplate template Chameleon compiles) and
-the plain-WSGI ceiling serving the same bytes, under one
-mod_wsgi-express configuration. Each app has its own fresh database on
-each storage, populated by a first start of the app alone; its servers
-then run side by side, and each round measures every load on every app
-in turn (the order rotating by one app per round), each ab run verified
-by the server's count as above. Ratios are to the ceiling and to Pyramid
-measured in the same rounds.'''
+pyramid_zodbconn, Chameleon; plain, and with an ACL security policy and
+the view's permission), Zope (ZPublisher, a Chameleon
+`PageTemplateFile`), the classic Zope 3 publisher (zope.app.wsgi and
+zope.app.publication, a `browser:page` rendered by zope.tal),
+zope.pipeline (the standard stages, the same `browser:page` compiled by
+Chameleon; proxied, and configured view-checked) and the plain-WSGI
+ceiling serving the same bytes, under one mod_wsgi-express
+configuration. Each app has its own fresh database on each storage,
+populated by a first start of the app alone; its servers then run side
+by side, and each round measures every load on every app in turn (the
+order rotating by one app per round), each ab run verified by the
+server's count as above. Ratios are to the ceiling and to Pyramid
+measured in the same rounds.  The servers comparison (`--paste`) serves
+the classic publisher and zope.pipeline the same way under
+paste.httpserver (one process, its default pool of 10 threads) and
+mod_wsgi 2x1, every pair interleaved.'''
 
 
 def render_results(results, charts=()):
@@ -536,7 +622,7 @@ def render_results(results, charts=()):
              '`--quick` runs a subset in a few minutes.', '']
     lines.extend(environment_lines(results))
     lines += ['', METHOD % {'repeats': results['plan']['repeats']}, '']
-    if results.get('peers'):
+    if results.get('peers') or results.get('paste'):
         lines += [PEERS_METHOD, '']
     for chart in charts:
         lines += ['![%s](%s)' % (chart['title'], chart['path']), '']

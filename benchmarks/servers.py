@@ -1,8 +1,9 @@
 """Starting and stopping the benchmarked servers.
 
-``serving(...)`` writes the WSGI script, starts waitress (one process,
-threads) or mod_wsgi-express (daemon mode, processes x threads, the script
-imported in each daemon process at start), waits until every process has
+``serving(...)`` writes the WSGI script, starts waitress or
+paste.httpserver (one process, threads) or mod_wsgi-express (daemon mode,
+processes x threads, the script imported in each daemon process at
+start), waits until every process has
 loaded the application and the page answers 200, and always stops the
 server (SIGINT or SIGTERM, then SIGKILL of its process group).
 """
@@ -46,14 +47,14 @@ class ServerConfig:
 
 
 def parse_config(text):
-    """'waitress:1x4' or 'mod_wsgi:2x1' -> ServerConfig."""
+    """'waitress:1x4', 'paste:1x10' or 'mod_wsgi:2x1' -> ServerConfig."""
     server, _, shape = text.partition(':')
     if server not in SERVERS or 'x' not in shape:
-        raise ValueError('Server configurations look like waitress:1x4 or '
-                         'mod_wsgi:2x1, not %r' % text)
+        raise ValueError('Server configurations look like waitress:1x4, '
+                         'paste:1x10 or mod_wsgi:2x1, not %r' % text)
     processes, threads = (int(part) for part in shape.split('x'))
-    if server == 'waitress' and processes != 1:
-        raise ValueError('waitress runs one process: %r' % text)
+    if server in ONE_PROCESS and processes != 1:
+        raise ValueError('%s runs one process: %r' % (server, text))
     return ServerConfig(server, processes, threads)
 
 
@@ -211,6 +212,17 @@ class WaitressServer(Server):
                 '--threads', str(self.config.threads)]
 
 
+class PasteServer(Server):
+    """paste.httpserver in one process, its pool of ``threads`` workers."""
+
+    stop_signal = signal.SIGINT
+
+    def command(self):
+        return [sys.executable, '-m', 'benchmarks.paste_server',
+                self.script, '--port', str(self.port),
+                '--threads', str(self.config.threads)]
+
+
 class ModWsgiServer(Server):
     """mod_wsgi-express in daemon mode; the script is imported at start."""
 
@@ -234,7 +246,11 @@ class ModWsgiServer(Server):
         return command
 
 
-SERVERS = {'waitress': WaitressServer, 'mod_wsgi': ModWsgiServer}
+SERVERS = {'waitress': WaitressServer, 'paste': PasteServer,
+           'mod_wsgi': ModWsgiServer}
+
+#: The servers that run one process (of threads).
+ONE_PROCESS = ('waitress', 'paste')
 
 
 def make_server(config, workspace, name, script_text_for, port=None):

@@ -79,11 +79,12 @@ PEERS = (CEILING, PYRAMID, PYRAMID_ACL, ZOPE, CLASSIC, PIPELINE,
          PIPELINE_CHECKED)
 BY_NAME = {peer.name: peer for peer in PEERS}
 
-#: Modules the peers import that the runtime does not install (the
-#: ``bench`` extra does).
+#: Modules the peers (and paste.httpserver) import that the runtime does
+#: not install (the ``bench`` extra does).
 BENCH_MODULES = ('pyramid', 'pyramid_tm', 'pyramid_zodbconn',
                  'pyramid_chameleon', 'Zope2', 'zope.app.wsgi',
-                 'zope.app.publication', 'zope.app.appsetup')
+                 'zope.app.publication', 'zope.app.appsetup',
+                 'paste.httpserver')
 
 
 def missing_modules():

@@ -273,14 +273,14 @@ def test_an_app_that_does_not_serve_the_page_stops_the_comparison(
     monkeypatch.setattr(peercompare, 'fetch',
                         lambda url: (200, b'<h1>Welcome</h1>'))
     with pytest.raises(peercompare.PageMismatch, match='zope does not serve'):
-        peercompare.check_page(peers.ZOPE, FakeServer())
+        peercompare.check_page("zope", FakeServer())
 
 
 def test_an_error_status_is_not_the_page(monkeypatch):
     monkeypatch.setattr(peercompare, 'fetch',
                         lambda url: (500, page.expected_body()))
     with pytest.raises(peercompare.PageMismatch, match='status 500'):
-        peercompare.check_page(peers.ZOPE, FakeServer())
+        peercompare.check_page("zope", FakeServer())
 
 
 # -- the table
@@ -299,7 +299,8 @@ def peer_measurement(app, storage, concurrency, rate, verified=True):
             'summary': summary(rate, verified)}
 
 
-RATES = {'ceiling': 3000, 'pyramid': 1200, 'zope': 600, 'pipeline': 900}
+RATES = {'ceiling': 3000, 'pyramid': 1200, 'pyramid-acl': 1100, 'zope': 600,
+         'classic': 600, 'pipeline': 900, 'pipeline-checked': 1260}
 
 
 def peers_data():
@@ -331,23 +332,40 @@ def test_the_table_has_mariadb_then_sqlite_each_with_both_ratios():
                         '2.50 | yes (10/10) |')
     assert lines[3] == ('| Pyramid | 1,200 | 0.40 | 1.00 | 1,800 | 0.40 | '
                         '1.00 | yes (10/10) |')
-    assert lines[5] == ('| Pipeline | 900 | 0.30 | 0.75 | 1,350 | 0.30 | '
+    assert lines[7] == ('| Pipeline | 900 | 0.30 | 0.75 | 1,350 | 0.30 | '
                         '0.75 | yes (10/10) |')
+    assert len(lines) == 2 + len(peers.PEERS)
 
 
 def test_an_unverified_run_is_marked_in_its_apps_row():
-    row = report.peers_table(peers_data(), '-c 1').splitlines()[4]
+    row = report.peers_table(peers_data(), '-c 1').splitlines()[5]
     assert row.startswith('| Zope | 300 | ')
     assert row.endswith('| **NO** (9/10) |')
 
 
-def test_the_section_has_both_loads_the_page_sizes_and_the_target():
+def test_the_section_has_both_loads_the_page_sizes_and_the_targets():
     text = report.peers_section(peers_data())
     assert text.index('`-c 8` req/s') < text.index('`-c 1` req/s')
     assert 'medians of 5 interleaved rounds' in text
     assert 'SQLite: ceiling 380, pyramid 380' in text
-    assert ("- zope.pipeline on MariaDB at `-c 8`: 0.75× Pyramid's requests "
-            'per second (target at least 1): not met.') in text
+    targets = [line for line in text.splitlines()
+               if line.startswith('- ') and 'MariaDB at `-c 8`' in line]
+    assert targets == [
+        "- zope.pipeline on MariaDB at `-c 8`: 0.75× Pyramid's requests per "
+        'second (target at least 0.85): not met.',
+        "- zope.pipeline on MariaDB at `-c 8`: 1.50× the classic "
+        "publisher's requests per second (target above 1): met.",
+        '- zope.pipeline view-checked on MariaDB at `-c 8`: 1.05× '
+        "Pyramid's requests per second (target at least 1): met."]
+
+
+def test_a_target_whose_apps_did_not_run_is_left_out():
+    data = peers_data()
+    data['measurements'] = [m for m in data['measurements']
+                            if m['app'] != 'classic']
+    text = report.peers_section(data)
+    assert 'classic publisher\'s' not in text
+    assert 'view-checked on SQLite at `-c 1`' in text
 
 
 def test_results_md_has_the_peers_section_its_method_and_command():
@@ -355,7 +373,8 @@ def test_results_md_has_the_peers_section_its_method_and_command():
     data = results()
     data['peers'] = peers_data()
     text = report.render_results(data)
-    assert '## Peers: the same page by Pyramid, Zope and zope.pipeline' in text
+    assert ('## Peers: the same page by Pyramid, Zope, the classic '
+            'publisher and zope.pipeline') in text
     assert 'The peers comparison (`python -m benchmarks --peers`' in text
     assert '- peers (each app): `mod_wsgi-express start-server x`' in text
 

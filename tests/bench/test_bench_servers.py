@@ -43,7 +43,10 @@ def test_configurations_are_read_as_server_processes_x_threads():
         'mod_wsgi', 2, 4)
     assert config.label == 'mod_wsgi 2x4'
     assert config.slug == 'mod_wsgi-2x4'
-    for wrong in ('gunicorn:1x4', 'mod_wsgi:2', 'waitress:2x4'):
+    assert servers.parse_config('paste:1x10') == servers.ServerConfig(
+        'paste', 1, 10)
+    for wrong in ('gunicorn:1x4', 'mod_wsgi:2', 'waitress:2x4',
+                  'paste:2x10'):
         with pytest.raises(ValueError):
             servers.parse_config(wrong)
 
@@ -56,6 +59,23 @@ def test_waitress_serves_the_script_until_stopped(workspace):
         assert list(server.ready_processes()) == [pid]
         assert 'benchmarks.waitress_server' in server.command_line()
     assert server.process.returncode is not None
+    assert gone(pid)
+
+
+def test_paste_serves_the_script_counted_until_stopped(workspace):
+    """paste.httpserver's thread pool: every ab response counted by the
+    server (the body is closed after the client has it), then SIGINT
+    stops it."""
+    config = servers.ServerConfig('paste', 1, 10)
+    with servers.serving(config, workspace, 'p', ceiling(), '/') as server:
+        pid = server.process.pid
+        assert 'benchmarks.paste_server' in server.command_line()
+        assert server.command()[-2:] == ['--threads', '10']
+        runs, summary = loadgen.measure(server, '/', loadgen.Load(40, 8),
+                                        repeats=2, warmup=10, log=repr)
+    assert [run.served.total for run in runs] == [40, 40]
+    assert summary.verified
+    assert server.process.returncode == 0
     assert gone(pid)
 
 
