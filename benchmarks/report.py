@@ -356,7 +356,8 @@ def paste_table(data, load):
                     verified += summary['verified_runs']
             mark = 'yes' if runs and verified == runs else '**NO**'
             rows.append(row + ['%s (%d/%d)' % (mark, verified, runs)])
-    return markdown_table(headers, rows)
+    return markdown_table(headers, rows,
+                          ['l', 'l'] + ['r'] * (len(headers) - 2))
 
 
 def paste_section(data):

@@ -102,6 +102,7 @@ def test_each_app_has_a_row_per_server_with_its_ratio_to_mod_wsgi():
     assert lines[0] == ('| app | server | MariaDB `-c 8` req/s | '
                         '× mod_wsgi 2x1 | SQLite `-c 8` req/s | '
                         '× mod_wsgi 2x1 | verified runs |')
+    assert lines[1].startswith('| :-- | :-- | --: |')
     assert lines[2:] == [
         '| Classic | paste 1x10 | 38 | 0.50 | 75 | 0.50 | yes (10/10) |',
         '| Classic | mod_wsgi 2x1 | 75 | 1.00 | 150 | 1.00 | yes (10/10) |',
