@@ -213,6 +213,18 @@ def test_the_zope_conf_names_its_instance_and_the_database(tmp_path):
     assert os.path.isdir(tmp_path / 'zope-instance' / 'var')
 
 
+def test_the_classic_zope_conf_names_its_site_the_database_and_a_log(
+        tmp_path):
+    from benchmarks.peers import classic_peer
+    zodb = tmp_path / 'zodb.conf'
+    zodb.write_text('%import relstorage\n<zodb main>\n</zodb>\n')
+    text = open(classic_peer.write_zope_conf(str(zodb),
+                                             str(tmp_path))).read()
+    assert text.startswith('site-definition %s\n%%import relstorage\n'
+                           '<zodb main>\n' % classic_peer.SITE_ZCML)
+    assert '    path %s/classic-event.log\n' % tmp_path in text
+
+
 def test_a_peer_is_described_with_its_installed_version():
     assert peers.PIPELINE.describe().startswith('zope.pipeline (')
     unknown = dataclasses.replace(peers.PYRAMID, distribution='no-such-dist')
