@@ -46,9 +46,11 @@ def environ_for(accept_charset=None, method='GET', query=''):
 
 
 def responded(make, environ, result, content_type=None, status=None,
-              cookies=()):
+              cookies=(), base=None):
     """(headers, body) a response of ``make``'s request gives ``result``."""
     response = make(io.BytesIO(b''), environ).response
+    if base is not None:
+        response.setBase(base)
     if content_type is not None:
         response.setHeader('Content-Type', content_type)
     if status is not None:
@@ -96,6 +98,18 @@ def test_a_result_gets_the_headers_and_body_zope_publisher_gives(
             theirs = responded(stock, environ, result, content_type)
             assert (attempt, result, content_type, ours) == (
                 attempt, result, content_type, theirs)
+
+
+@pytest.mark.parametrize('accept_charset', ['utf-8', 'iso-8859-1'])
+@pytest.mark.parametrize('base', ['', 'http://localhost/caf\u00e9/'])
+def test_a_response_with_a_base_inserts_it_as_zope_publisher_does(
+        charsets, accept_charset, base):
+    for result, content_type in RESULTS[:5] + [
+            ('<html><head><base href="x" /></head></html>', 'text/html')]:
+        environ = environ_for(accept_charset)
+        assert responded(factories.browser, environ, result, content_type,
+                         base=base) == responded(
+            BrowserRequest, environ, result, content_type, base=base)
 
 
 def test_a_not_modified_response_gets_no_guessed_type(charsets):

@@ -527,12 +527,26 @@ class HTTPResponse(RememberedCharset):
 
 class BrowserResponse(publisher_browser.BrowserResponse, RememberedCharset):
     """zope.publisher's ``BrowserResponse``, its charsets and header names
-    remembered (its own ``_implicitResult`` calls ours for the work
-    ``HTTPResponse`` does)."""
+    remembered; its ``<base>`` insertion skipped where it has no base (it
+    inserts none then)."""
 
     __slots__ = ()
 
     __Security_checker__ = StockChecker(publisher_browser.BrowserResponse)
+
+    def _implicitResult(self, body):
+        if getattr(self, '_base', ''):
+            return super()._implicitResult(body)
+        # zope.publisher's BrowserResponse._implicitResult, without a base
+        content_type = self.getHeader('content-type')
+        if content_type is None and self._status != 304:
+            if publisher_browser.isHTML(body):
+                content_type = 'text/html'
+            else:
+                content_type = 'text/plain'
+            self.setHeader('x-content-type-warning', 'guessed from content')
+            self.setHeader('content-type', content_type)
+        return RememberedCharset._implicitResult(self, body)
 
 
 class BrowserRequest(RememberedLocale, RememberedURL, LinearCookies,
