@@ -16,6 +16,7 @@ from zope.publisher.http import HTTPCharsets
 from zope.publisher.http import HTTPRequest
 from zope.publisher.interfaces.http import IHTTPRequest
 from zope.publisher.interfaces.http import IHTTPResponse
+from zope.publisher.interfaces.http import IResult
 from zope.security.checker import NamesChecker
 from zope.security.checker import ProxyFactory
 from zope.security.checker import defineChecker
@@ -298,3 +299,46 @@ def test_a_proxied_response_is_checked_as_zope_publishers(clean_zope):
     assert response.getHeader('x-a') == 'b'
     assert isinstance(type(response).__Security_checker__,
                       factories.StockChecker)
+
+
+class Chunks:
+    """A result zope.publisher adapts to IResult (registered below)."""
+
+    def __init__(self, *chunks):
+        self.chunks = chunks
+
+
+@implementer(IResult)
+class ChunksResult:
+
+    def __init__(self, chunks, request):
+        self.chunks = chunks
+
+    def __iter__(self):
+        return iter(self.chunks.chunks)
+
+
+def test_results_adapted_to_iresult_are_as_in_zope_publisher(charsets):
+    from zope.publisher.http import DirectResult
+    provideAdapter(ChunksResult, (Chunks, IHTTPRequest), IResult)
+    for result in (Chunks(b'a', b'b'), DirectResult([b'c'])):
+        made = []
+        for make in (factories.browser, BrowserRequest):
+            response = make(io.BytesIO(b''), environ_for()).response
+            response.setResult(result)
+            made.append((response.getStatus(), response.getHeaders(),
+                         b''.join(response.consumeBodyIter())))
+        assert made[0] == made[1]
+        assert made[0][2] in (b'ab', b'c')
+
+
+def test_a_content_type_that_is_not_text_fails_as_in_zope_publisher(
+        charsets):
+    failed = []
+    for make in (factories.browser, BrowserRequest):
+        response = make(io.BytesIO(b''), environ_for()).response
+        response.addHeader('content-type', 42)
+        with pytest.raises(TypeError) as info:
+            response.setResult('x')
+        failed.append(str(info.value))
+    assert failed[0] == failed[1]

@@ -510,11 +510,9 @@ class RememberedCharset(publisher_http.HTTPResponse):
             if not powered_by and key == POWERED_BY[0]:
                 continue
             result.extend([(key, value) for value in values])
-        if self._cookies:
-            for cookie in self._cookie_list():
-                header = tuple(cookie.split(': ', 1))
-                if powered_by or header[0] != POWERED_BY[0]:
-                    result.append(header)
+        if self._cookies:  # (Set-Cookie headers)
+            result.extend([tuple(cookie.split(': ', 1))
+                           for cookie in self._cookie_list()])
         return result
 
 
