@@ -279,3 +279,25 @@ def test_base_is_written_in_the_charset_of_the_page(clean_zope):
     response, data = filtered(Stream(b'<head></head>'),
                               'text/html;charset=no-such', base)
     assert b'<base href="http://localhost/caf\xc3\xa9/index.html" />' in data
+
+
+def test_an_encoded_base_is_remembered_per_base_and_content_type(
+        clean_zope, monkeypatch):
+    from zope.pipeline.stages import fix_relative_links
+    fix_relative_links.clear_bases()
+    monkeypatch.setattr(fix_relative_links, 'MAX_BASES', 3)
+    base = 'http://localhost/caf\u00e9/<i>.html'
+    for _ in range(2):
+        for content_type, expected in [
+                ('text/html;charset=iso-8859-1', b'caf\xe9/&lt;i&gt;'),
+                ('text/html', b'caf\xc3\xa9/&lt;i&gt;'),
+                ('text/html;charset=ascii', b'caf&#233;/&lt;i&gt;')]:
+            response, data = filtered(Stream(b'<head></head>'),
+                                      content_type, base)
+            assert b'<base href="http://localhost/%s.html" />' % expected \
+                in data
+    assert len(fix_relative_links._bases) == 3
+    response, data = filtered(Stream(b'<head></head>'), 'text/html',
+                              'http://localhost/other')
+    assert b'<base href="http://localhost/other" />' in data
+    assert len(fix_relative_links._bases) == 1

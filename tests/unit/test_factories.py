@@ -71,12 +71,13 @@ over_factories = pytest.mark.parametrize('factory, stock, method', [
 
 #: What each default request class adds to zope.publisher's besides
 #: ``setupLocale`` and ``getURL``: classes in its resolution order, and
-#: methods of its own.
+#: methods of its own (``_createResponse``: a response of ours,
+#: tests/unit/test_remembered_responses.py).
 LINEAR_WORK = {
     BrowserRequest: ((factories.LinearCookies, factories.BoundedCharsets),
-                     set()),
+                     {'_createResponse'}),
     XMLRPCRequest: ((factories.LinearCookies,), {'processInputs'}),
-    HTTPRequest: ((factories.LinearCookies,), set()),
+    HTTPRequest: ((factories.LinearCookies,), {'_createResponse'}),
 }
 
 

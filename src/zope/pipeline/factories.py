@@ -25,8 +25,10 @@ import io
 import re
 from xmlrpc.client import loads as parse_xmlrpc
 
+import zope.contenttype.parse
 from persistent import Persistent
 from zope.component import getSiteManager
+from zope.i18n.interfaces import IUserPreferredCharsets
 from zope.i18n.interfaces import IUserPreferredLanguages
 from zope.i18n.locales import LoadLocaleError
 from zope.i18n.locales import locales
@@ -41,14 +43,20 @@ from zope.publisher.browser import BROWSER_LANGUAGES_KEY
 from zope.publisher.browser import BrowserLanguages
 from zope.publisher.browser import CacheableBrowserLanguages
 from zope.publisher.browser import ModifiableBrowserLanguages
+from zope.publisher.http import HTTPCharsets
+from zope.publisher.http import getCharsetUsingRequest
+from zope.publisher.http import unicode_mimetypes_re
 from zope.publisher.interfaces import IDefaultSkin
 from zope.publisher.interfaces.browser import IBrowserRequest
 from zope.publisher.interfaces.http import IHTTPRequest
+from zope.publisher.interfaces.http import IResult
 from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 from zope.publisher.skinnable import getDefaultSkin
 from zope.publisher.skinnable import setDefaultSkin
+from zope.security.checker import getCheckerForInstancesOf
 
 from zope.pipeline.components import adapter_factory
+from zope.pipeline.components import query_multi_adapter
 from zope.pipeline.cookies import parse_cookies
 from zope.pipeline.errors import PayloadTooLarge
 from zope.pipeline.interfaces import IRequestFactory
@@ -299,6 +307,246 @@ def remember(memo, bound, key, value):
     memo[key] = value
 
 
+# -- responses
+
+#: The most charsets remembered (per ``Accept-Charset`` value, the
+#: client's to choose).
+MAX_RESPONSE_CHARSETS = 256
+
+#: Accept-Charset value -> the charset zope.publisher's ``HTTPCharsets``
+#: prefers for it
+_charsets = {}
+
+
+def request_charset(request):
+    """zope.publisher's ``getCharsetUsingRequest(request)``, its outcome
+    remembered.
+
+    Where the request's ``IUserPreferredCharsets`` adapter is
+    zope.publisher's own ``HTTPCharsets``, the charset is a function of
+    ``request.get('HTTP_ACCEPT_CHARSET', '')`` alone: the first response
+    for a value asks the adapter, the others with that value get its
+    answer.  Any other adapter (an application's), or none, or a value
+    that is not text goes the stock way every time."""
+    if adapter_factory(request, IUserPreferredCharsets) is not HTTPCharsets:
+        return getCharsetUsingRequest(request)
+    header = request.get('HTTP_ACCEPT_CHARSET', '')
+    if type(header) is not str:
+        return getCharsetUsingRequest(request)
+    charset = _charsets.get(header)
+    if charset is None:
+        charset = getCharsetUsingRequest(request)
+        remember(_charsets, MAX_RESPONSE_CHARSETS, header, charset)
+    return charset
+
+
+def clear_responses():
+    """Forget what responses remembered: charsets, text types and header
+    names (tests)."""
+    _charsets.clear()
+    _text_types.clear()
+    _header_names.clear()
+
+
+#: The most Content-Types of text results remembered (per Content-Type a
+#: view set and charset).
+MAX_TEXT_TYPES = 256
+
+#: (Content-Type, charset of the request) -> (the charset the text is
+#: encoded with, the Content-Type the response gets then)
+_text_types = {}
+
+
+def text_type_of(content_type):
+    """zope.publisher's check and parse of a text result's Content-Type:
+    ``(major, minor, params)``; ValueError for a type that is not text."""
+    if not unicode_mimetypes_re.match(content_type):
+        raise ValueError(
+            'str results must have a text, RFC 3023, RFC 4627,'
+            ' or +xml content type.')
+    return zope.contenttype.parse.parse(content_type)
+
+
+def text_type_with(major, minor, params, charset):
+    """The Content-Type zope.publisher gives a text result encoded with
+    ``charset`` (``params`` is updated)."""
+    if (major, minor) != ('application', 'json'):
+        # The RFC says this is UTF-8, and the type has no params.
+        params['charset'] = charset
+    content_type = f'{major}/{minor}'
+    if params:
+        content_type += ';' + ';'.join(name + '=' + value
+                                       for name, value in params.items())
+    return content_type
+
+
+def text_result_type(content_type, charset):
+    """``(charset to encode with, Content-Type then)`` of a text result
+    with ``content_type`` for a request preferring ``charset``, as
+    zope.publisher computes them, remembered (a function of the two
+    alone)."""
+    key = (content_type, charset)
+    known = _text_types.get(key)
+    if known is None:
+        major, minor, params = text_type_of(content_type)
+        charset = params.get('charset', charset)
+        known = (charset, text_type_with(major, minor, params, charset))
+        remember(_text_types, MAX_TEXT_TYPES, key, known)
+    return known
+
+
+#: The most header names remembered in their sent form.
+MAX_HEADER_NAMES = 256
+
+#: A header name as set (lower case unless set literally) -> as sent
+_header_names = {}
+
+#: The header zope.publisher's ``getHeaders`` puts first in every response.
+POWERED_BY = ('X-Powered-By', 'Zope (www.zope.org), Python (www.python.org)')
+
+
+def header_name(name):
+    """zope.publisher's spelling of a header name in ``getHeaders``: a
+    lower-case name capitalized per hyphen-separated word, any other as
+    set; remembered."""
+    sent = _header_names.get(name)
+    if sent is None:
+        sent = name
+        if name.lower() == name:
+            sent = '-'.join([word.capitalize() for word in name.split('-')])
+        remember(_header_names, MAX_HEADER_NAMES, name, sent)
+    return sent
+
+
+def lower_name(item):
+    return item[0].lower()
+
+
+class StockChecker:
+    """``__Security_checker__``: the checker the configuration declared
+    for zope.publisher's class (a ``<class>`` directive), so that a
+    response of ours is proxied as zope.publisher's is."""
+
+    def __init__(self, stock):
+        self.stock = stock
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        return getCheckerForInstancesOf(self.stock)
+
+
+class RememberedCharset(publisher_http.HTTPResponse):
+    """zope.publisher's ``HTTPResponse``, with less work per response.
+
+    ``setResult`` looks the result's ``IResult`` adapter up as
+    ``zope.pipeline.components.query_multi_adapter`` does; for a text
+    result the request's preferred charset is remembered per
+    ``Accept-Charset`` (``request_charset``), and the Content-Type made
+    of the view's Content-Type and that charset per pair
+    (``text_result_type``); a bytes result asks for no charset (it is not
+    encoded); ``getHeaders`` spells header names as zope.publisher does,
+    remembered, and makes no cookie header when there are no cookies.
+    The outcome is zope.publisher's in every case.
+    """
+
+    __slots__ = ()
+
+    __Security_checker__ = StockChecker(publisher_http.HTTPResponse)
+
+    def setResult(self, result):
+        if IResult.providedBy(result):
+            r = result
+        else:
+            r = query_multi_adapter((result, self._request), IResult)
+            if r is None:
+                if isinstance(result, (str, bytes)):
+                    r = result
+                elif result is None:
+                    # bytes: a text result needs a text Content-Type
+                    r = b''
+                else:
+                    raise TypeError(
+                        'The result should be None, a string, or adaptable '
+                        'to IResult.')
+            if isinstance(r, (str, bytes)):
+                r, headers = self._implicitResult(r)
+                self._headers.update({k: [v] for (k, v) in headers})
+                r = (r,)  # chunking should be much larger than per character
+        self._result = r
+        if not self._status_set:
+            self.setStatus(200)
+
+    def _implicitResult(self, body):
+        content_type = self.getHeader('content-type') or ''
+        if type(content_type) is not str:
+            return super()._implicitResult(body)
+        if isinstance(body, str):
+            charset, text_type = text_result_type(
+                content_type, request_charset(self._request) or 'utf-8')
+            try:
+                body = body.encode(charset)
+            except (UnicodeEncodeError, LookupError):
+                # RFC 2616 section 10.4.7 allows an unacceptable encoding
+                # instead of 406 Not Acceptable
+                body = body.encode('utf-8')
+                text_type = text_type_with(*text_type_of(content_type),
+                                           'utf-8')
+            content_type = text_type
+        if content_type:
+            return body, [('content-type', content_type),
+                          ('content-length', str(len(body)))]
+        return body, [('content-length', str(len(body)))]
+
+    def getHeaders(self):
+        return self.headers_to_send(True)
+
+    def headers_to_send(self, powered_by):
+        """``getHeaders()``, without any ``X-Powered-By`` header unless
+        ``powered_by``."""
+        result = [POWERED_BY] if powered_by else []
+        for key, values in sorted(self._headers.items(), key=lower_name):
+            key = header_name(key)
+            if not powered_by and key == POWERED_BY[0]:
+                continue
+            result.extend([(key, value) for value in values])
+        if self._cookies:  # (Set-Cookie headers)
+            result.extend([tuple(cookie.split(': ', 1))
+                           for cookie in self._cookie_list()])
+        return result
+
+
+class HTTPResponse(RememberedCharset):
+    """zope.publisher's ``HTTPResponse``, its charsets and header names
+    remembered."""
+
+    __slots__ = ()
+
+
+class BrowserResponse(publisher_browser.BrowserResponse, RememberedCharset):
+    """zope.publisher's ``BrowserResponse``, its charsets and header names
+    remembered; its ``<base>`` insertion skipped where it has no base (it
+    inserts none then)."""
+
+    __slots__ = ()
+
+    __Security_checker__ = StockChecker(publisher_browser.BrowserResponse)
+
+    def _implicitResult(self, body):
+        if getattr(self, '_base', ''):
+            return super()._implicitResult(body)
+        # zope.publisher's BrowserResponse._implicitResult, without a base
+        content_type = self.getHeader('content-type')
+        if content_type is None and self._status != 304:
+            if publisher_browser.isHTML(body):
+                content_type = 'text/html'
+            else:
+                content_type = 'text/plain'
+            self.setHeader('x-content-type-warning', 'guessed from content')
+            self.setHeader('content-type', content_type)
+        return RememberedCharset._implicitResult(self, body)
+
+
 class BrowserRequest(RememberedLocale, RememberedURL, LinearCookies,
                      BoundedCharsets, publisher_browser.BrowserRequest):
     """zope.publisher's ``BrowserRequest``, its locale and URLs remembered,
@@ -308,6 +556,9 @@ class BrowserRequest(RememberedLocale, RememberedURL, LinearCookies,
     # zope.interface gives the class a read-only ClassProvides)
     __slots__ = ('__provides__',)
 
+    def _createResponse(self):
+        return BrowserResponse()
+
 
 class HTTPRequest(RememberedLocale, RememberedURL, LinearCookies,
                   publisher_http.HTTPRequest):
@@ -316,6 +567,9 @@ class HTTPRequest(RememberedLocale, RememberedURL, LinearCookies,
     # a slot of its own, as zope.publisher's classes declare (else
     # zope.interface gives the class a read-only ClassProvides)
     __slots__ = ('__provides__',)
+
+    def _createResponse(self):
+        return HTTPResponse()
 
 
 class XMLRPCRequest(RememberedLocale, RememberedURL, LinearCookies,

@@ -6,6 +6,7 @@ share it."""
 from zope.publisher.http import DirectResult
 
 from zope.pipeline import environ as keys
+from zope.pipeline.factories import RememberedCharset
 from zope.pipeline.wsgi import close_iterable
 
 
@@ -51,11 +52,17 @@ def emit(environ, response, start_response, exc_info=None, filters=()):
 #: every response, naming Zope and Python.
 POWERED_BY = 'X-Powered-By'
 
+#: The ``getHeaders`` of the responses of zope.pipeline's requests.
+OWN_GET_HEADERS = RememberedCharset.getHeaders
+
 
 def headers_of(response, environ):
     """The response's headers, without zope.publisher's ``X-Powered-By``
     unless ``create_request.powered_by`` keeps it: it tells only an
-    attacker which software to aim at."""
+    attacker which software to aim at.  A response of ours
+    (``factories.RememberedCharset``) leaves it out as it makes them."""
+    if getattr(type(response), 'getHeaders', None) is OWN_GET_HEADERS:
+        return response.headers_to_send(bool(environ.get(keys.POWERED_BY)))
     headers = response.getHeaders()
     if environ.get(keys.POWERED_BY):
         return headers

@@ -30,6 +30,7 @@ from zope.schema import Choice
 from zope.schema import Int
 
 from zope.pipeline import environ as keys
+from zope.pipeline.factories import remember
 from zope.pipeline.hosts import on_host
 from zope.pipeline.responses import emit
 from zope.pipeline.wsgi import close_iterable
@@ -83,16 +84,39 @@ def read_head(iterator, scan_limit):
     return head
 
 
+#: The most encoded bases remembered (the URLs are the clients').
+MAX_BASES = 1024
+
+#: (base URL, Content-Type) -> the base as inserted
+_bases = {}
+
+
 def encoded_base(response):
-    """The base URL, HTML-escaped, in the charset of the page."""
-    match = CHARSET.search(response.getHeader('content-type') or '')
+    """The base URL, HTML-escaped, in the charset of the page; remembered
+    per base URL and Content-Type (it is a function of the two)."""
+    base = response.getBase()
+    content_type = response.getHeader('content-type') or ''
+    key = (base, content_type)
+    encoded = _bases.get(key)
+    if encoded is None:
+        encoded = base_in_charset(base, content_type)
+        remember(_bases, MAX_BASES, key, encoded)
+    return encoded
+
+
+def base_in_charset(base, content_type):
+    match = CHARSET.search(content_type)
     charset = match.group(1) if match else 'utf-8'
     try:
         codecs.lookup(charset)
     except LookupError:
         charset = 'utf-8'
-    return html.escape(response.getBase()).encode(charset,
-                                                  'xmlcharrefreplace')
+    return html.escape(base).encode(charset, 'xmlcharrefreplace')
+
+
+def clear_bases():
+    """Forget the remembered bases (tests)."""
+    _bases.clear()
 
 
 class BaseTagFilter:

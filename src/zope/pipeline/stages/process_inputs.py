@@ -248,8 +248,10 @@ def nothing_to_process(request):
     """Whether zope.publisher's own ``processInputs`` would only find the
     empty query string of a GET or HEAD (it reads nothing else for them):
     then it need not run."""
+    # the request's environment (``request.environment``, read without
+    # making its mapping object)
     return (type(request).processInputs is BrowserRequest.processInputs
-            and request.environment.get('QUERY_STRING') == ''
+            and request._environ.get('QUERY_STRING') == ''
             and not request.form)
 
 
