@@ -115,6 +115,82 @@ def test_the_same_handlers_are_called_in_the_same_order(
         zope.testing.cleanup.cleanUp()
 
 
+EVENT_CLASSES = {'object event': ObjectEvent,
+                 'before traverse': BeforeTraverseEvent}
+
+
+def make_event(event_class, ob):
+    return (ObjectEvent(ob) if event_class is ObjectEvent
+            else event_class(ob, None))
+
+
+@settings(max_examples=60, deadline=None)
+@given(event_handlers=st.lists(st.sampled_from(EVENT_INTERFACES),
+                               max_size=3),
+       object_handlers=st.lists(st.tuples(st.sampled_from(OBJECT_INTERFACES),
+                                          st.sampled_from(EVENT_INTERFACES)),
+                                max_size=3),
+       ob=st.sampled_from((Content, Other)),
+       kind=st.sampled_from(sorted(EVENT_CLASSES)))
+def test_an_event_is_heard_when_zope_event_calls_a_handler(
+        event_handlers, object_handlers, ob, kind):
+    zope.testing.cleanup.cleanUp()
+    try:
+        standard_dispatch()
+        calls = []
+        register_handlers(calls, event_handlers, object_handlers)
+        content = ob()
+        zope.event.notify(make_event(EVENT_CLASSES[kind], content))
+        assert events.heard(EVENT_CLASSES[kind], content) == bool(calls)
+    finally:
+        zope.testing.cleanup.cleanUp()
+
+
+def test_a_handler_registered_later_is_heard(hooked):
+    content = Content()
+    assert not events.heard(BeforeTraverseEvent, content)
+    calls = []
+    provideHandler(recorder(calls, 'later'), (IContent, IBeforeTraverseEvent))
+    assert events.heard(BeforeTraverseEvent, content)
+
+
+def test_a_handler_registered_later_in_a_local_site_is_heard_there(hooked):
+    root = rootFolder()
+    root.setSiteManager(LocalSiteManager(root))
+    content = Content()
+    with site(root):
+        assert not events.heard(BeforeTraverseEvent, content)
+        root.getSiteManager().registerHandler(
+            recorder([], 'local'), (IContent, IBeforeTraverseEvent))
+        assert events.heard(BeforeTraverseEvent, content)
+    assert not events.heard(BeforeTraverseEvent, content)
+
+
+def test_an_event_without_even_object_event_dispatch_is_not_heard(
+        clean_zope):
+    setHooks()
+    assert not events.heard(BeforeTraverseEvent, Content())
+    provideHandler(recorder([], 'any'), (IBeforeTraverseEvent,))
+    assert events.heard(BeforeTraverseEvent, Content())
+
+
+def test_an_event_is_heard_when_anything_else_is_installed(hooked):
+    content = Content()
+    assert not events.heard(BeforeTraverseEvent, content)
+    zope.event.subscribers.append(print)
+    try:
+        assert events.heard(BeforeTraverseEvent, content)
+    finally:
+        zope.event.subscribers.remove(print)
+    from zope.component import getSiteManager
+    getSiteManager.sethook(lambda context=None: object())
+    try:
+        assert events.heard(BeforeTraverseEvent, content)
+    finally:
+        getSiteManager.reset()
+        setHooks()
+
+
 def test_handlers_of_a_local_site_and_its_bases_are_called(hooked):
     root = rootFolder()
     root.setSiteManager(LocalSiteManager(root))
@@ -270,6 +346,21 @@ def test_a_multi_adapter_is_what_zope_component_finds(
     assert described(got) == described(expected)
     if got is not None:
         assert got.objects[0] is ob  # the adapter gets the proxy
+
+
+@pytest.mark.parametrize('count', [1, 3])
+def test_an_adapter_of_one_or_three_objects_is_what_zope_component_finds(
+        hooked, count):
+    from zope.component import provideAdapter
+    from zope.component import queryMultiAdapter
+    provideAdapter(Adapter, (IContent,) * count, IPlainEvent)
+    objects = tuple(Content() for _ in range(count))
+    got = events.query_multi_adapter(objects, IPlainEvent)
+    assert got.objects == objects
+    assert described(got) == described(
+        queryMultiAdapter(objects, IPlainEvent))
+    assert events.query_multi_adapter((Content(),) * (count + 1),
+                                      IPlainEvent) is None
 
 
 @pytest.mark.parametrize('check', ['subscription_registry',

@@ -44,6 +44,7 @@ from zope.component import queryMultiAdapter
 from zope.component._api import adapter_hook as component_adapter_hook
 from zope.component.event import dispatch
 from zope.component.event import objectEventNotify
+from zope.interface import implementedBy
 from zope.interface import providedBy
 from zope.interface.adapter import AdapterLookupBase
 from zope.interface.adapter import LookupBase
@@ -60,6 +61,8 @@ from zope.security.proxy import removeSecurityProxy
 
 #: zope.event's subscribers when only zope.component dispatches.
 STANDARD_SUBSCRIBERS = [dispatch]
+#: The handlers of an object event when only zope.component's dispatches.
+OBJECT_EVENT_HANDLERS = [objectEventNotify]
 #: zope.interface's adapter hooks when only zope.component's is installed.
 STANDARD_ADAPTER_HOOKS = [component_adapter_hook]
 #: The C lookups' ``adapter_hook`` and the ``lookup1`` it calls.
@@ -148,6 +151,30 @@ def notify(event):
             handler(event)
 
 
+def heard(event_class, ob):
+    """Whether ``notify(event_class(ob, ...))`` would call any handler;
+    False only when the current site manager and its bases register none
+    for the event but zope.component's ``objectEventNotify``, and none for
+    ``(ob, event)``: the event need not be made.  The interfaces of the
+    event are those ``event_class`` implements (its instances declare no
+    others); the lookups are the registry's own (cached by zope.interface,
+    which drops its caches when a registration or a declaration changes).
+    True whenever ``notify`` would call zope.event."""
+    if zope.event.subscribers != STANDARD_SUBSCRIBERS:
+        return True
+    adapters = subscription_registry(getSiteManager())
+    if adapters is None:
+        return True
+    event_spec = implementedBy(event_class)
+    handlers = adapters.subscriptions((event_spec,), None)
+    if not handlers:
+        return False
+    if handlers != OBJECT_EVENT_HANDLERS:
+        return True
+    return bool(adapters.subscriptions((interfaces_of(ob), event_spec),
+                                       None))
+
+
 def notify_object_handlers(event):
     """What ``objectEventNotify(event)`` does: the handlers registered for
     ``(event.object, event)``, in the site manager current now."""
@@ -168,8 +195,12 @@ def query_multi_adapter(objects, interface, name=''):
     adapters = lookup_registry(getSiteManager())
     if adapters is None:
         return queryMultiAdapter(objects, interface, name)
-    factory = adapters.lookup([interfaces_of(ob) for ob in objects],
-                              interface, name)
+    if len(objects) == 2:  # (context, request): traversal's lookups
+        context, request = objects
+        required = (interfaces_of(context), interfaces_of(request))
+    else:
+        required = tuple([interfaces_of(ob) for ob in objects])
+    factory = adapters.lookup(required, interface, name)
     if factory is None:
         return None
     # zope.interface also unwraps super() objects: none are passed here

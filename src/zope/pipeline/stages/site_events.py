@@ -14,6 +14,7 @@ from zope.publisher.interfaces import EndRequestEvent
 from zope.traversing.interfaces import BeforeTraverseEvent
 
 from zope.pipeline import environ as keys
+from zope.pipeline.components import heard
 from zope.pipeline.components import notify
 
 
@@ -29,7 +30,10 @@ writes = ()
 
 
 def before_traverse(request, ob):
-    notify(BeforeTraverseEvent(ob, request))
+    """BeforeTraverseEvent for ``ob``, made only when a handler hears it
+    (``components.heard``: most objects have none)."""
+    if heard(BeforeTraverseEvent, ob):
+        notify(BeforeTraverseEvent(ob, request))
 
 
 def end_request(environ):
