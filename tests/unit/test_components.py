@@ -119,9 +119,8 @@ EVENT_CLASSES = {'object event': ObjectEvent,
                  'before traverse': BeforeTraverseEvent}
 
 
-def make_event(event_class, ob):
-    return (ObjectEvent(ob) if event_class is ObjectEvent
-            else event_class(ob, None))
+def event_arguments(event_class):
+    return () if event_class is ObjectEvent else (None,)
 
 
 @settings(max_examples=60, deadline=None)
@@ -132,60 +131,84 @@ def make_event(event_class, ob):
                                 max_size=3),
        ob=st.sampled_from((Content, Other)),
        kind=st.sampled_from(sorted(EVENT_CLASSES)))
-def test_an_event_is_heard_when_zope_event_calls_a_handler(
+def test_an_object_event_calls_the_handlers_zope_event_calls(
         event_handlers, object_handlers, ob, kind):
+    """The same handlers in the same order; the event made only when one
+    of them hears it."""
     zope.testing.cleanup.cleanUp()
     try:
         standard_dispatch()
         calls = []
         register_handlers(calls, event_handlers, object_handlers)
         content = ob()
-        zope.event.notify(make_event(EVENT_CLASSES[kind], content))
-        assert events.heard(EVENT_CLASSES[kind], content) == bool(calls)
+        event_class = EVENT_CLASSES[kind]
+        zope.event.notify(event_class(content, *event_arguments(event_class)))
+        expected = list(calls)
+        calls[:] = []
+        events.notify_object_event(event_class, content,
+                                   *event_arguments(event_class))
+        assert calls == expected
+        handlers = events.object_event_handlers(event_class, content)
+        assert handlers is None or bool(handlers) == bool(expected)
     finally:
         zope.testing.cleanup.cleanUp()
 
 
-def test_a_handler_registered_later_is_heard(hooked):
+def test_a_handler_registered_later_is_called(hooked):
     content = Content()
-    assert not events.heard(BeforeTraverseEvent, content)
     calls = []
+    events.notify_object_event(BeforeTraverseEvent, content, None)
+    assert events.object_event_handlers(BeforeTraverseEvent, content) == []
     provideHandler(recorder(calls, 'later'), (IContent, IBeforeTraverseEvent))
-    assert events.heard(BeforeTraverseEvent, content)
+    events.notify_object_event(BeforeTraverseEvent, content, None)
+    assert calls == [('later', 'Content', 'BeforeTraverseEvent')]
 
 
-def test_a_handler_registered_later_in_a_local_site_is_heard_there(hooked):
+def test_a_handler_registered_later_in_a_local_site_is_called_there(hooked):
     root = rootFolder()
     root.setSiteManager(LocalSiteManager(root))
     content = Content()
+    calls = []
     with site(root):
-        assert not events.heard(BeforeTraverseEvent, content)
+        events.notify_object_event(BeforeTraverseEvent, content, None)
         root.getSiteManager().registerHandler(
-            recorder([], 'local'), (IContent, IBeforeTraverseEvent))
-        assert events.heard(BeforeTraverseEvent, content)
-    assert not events.heard(BeforeTraverseEvent, content)
+            recorder(calls, 'local'), (IContent, IBeforeTraverseEvent))
+        events.notify_object_event(BeforeTraverseEvent, content, None)
+    events.notify_object_event(BeforeTraverseEvent, content, None)
+    assert calls == [('local', 'Content', 'BeforeTraverseEvent')]
 
 
-def test_an_event_without_even_object_event_dispatch_is_not_heard(
-        clean_zope):
+def test_an_event_nobody_subscribes_to_is_not_made(clean_zope):
+    """Not even objectEventNotify: no handler at all."""
     setHooks()
-    assert not events.heard(BeforeTraverseEvent, Content())
+    made = []
+
+    class Recorded(BeforeTraverseEvent):
+        def __init__(self, ob, request):
+            made.append(ob)
+            super().__init__(ob, request)
+
+    events.notify_object_event(Recorded, Content(), None)
+    assert made == []
     provideHandler(recorder([], 'any'), (IBeforeTraverseEvent,))
-    assert events.heard(BeforeTraverseEvent, Content())
+    events.notify_object_event(Recorded, Content(), None)
+    assert len(made) == 1
 
 
-def test_an_event_is_heard_when_anything_else_is_installed(hooked):
+def test_zope_event_is_called_when_anything_else_is_installed(hooked):
     content = Content()
-    assert not events.heard(BeforeTraverseEvent, content)
-    zope.event.subscribers.append(print)
+    seen = []
+    zope.event.subscribers.append(seen.append)
     try:
-        assert events.heard(BeforeTraverseEvent, content)
+        events.notify_object_event(BeforeTraverseEvent, content, None)
     finally:
-        zope.event.subscribers.remove(print)
+        zope.event.subscribers.remove(seen.append)
+    assert [event.object for event in seen] == [content]
     from zope.component import getSiteManager
     getSiteManager.sethook(lambda context=None: object())
     try:
-        assert events.heard(BeforeTraverseEvent, content)
+        assert events.object_event_handlers(BeforeTraverseEvent,
+                                            content) is None
     finally:
         getSiteManager.reset()
         setHooks()

@@ -151,28 +151,43 @@ def notify(event):
             handler(event)
 
 
-def heard(event_class, ob):
-    """Whether ``notify(event_class(ob, ...))`` would call any handler;
-    False only when the current site manager and its bases register none
-    for the event but zope.component's ``objectEventNotify``, and none for
-    ``(ob, event)``: the event need not be made.  The interfaces of the
-    event are those ``event_class`` implements (its instances declare no
-    others); the lookups are the registry's own (cached by zope.interface,
-    which drops its caches when a registration or a declaration changes).
-    True whenever ``notify`` would call zope.event."""
+def object_event_handlers(event_class, ob):
+    """The handlers ``notify(event_class(ob, ...))`` would call, when all
+    of them are registered for ``(ob, event)``: the current site manager
+    and its bases register none for the event but zope.component's
+    ``objectEventNotify`` (or none at all: an empty list).  None when
+    other handlers may be called (or ``notify`` would call zope.event).
+    The interfaces of the event are those ``event_class`` implements (its
+    instances declare no others); the lookups are the registry's own,
+    cached by zope.interface, which drops its caches when a registration
+    or a declaration changes."""
     if zope.event.subscribers != STANDARD_SUBSCRIBERS:
-        return True
+        return None
     adapters = subscription_registry(getSiteManager())
     if adapters is None:
-        return True
+        return None
     event_spec = implementedBy(event_class)
     handlers = adapters.subscriptions((event_spec,), None)
     if not handlers:
-        return False
+        return handlers
     if handlers != OBJECT_EVENT_HANDLERS:
-        return True
-    return bool(adapters.subscriptions((interfaces_of(ob), event_spec),
-                                       None))
+        return None
+    return adapters.subscriptions((interfaces_of(ob), event_spec), None)
+
+
+def notify_object_event(event_class, ob, *args):
+    """``notify(event_class(ob, *args))``, the event made only when a
+    handler hears it (most objects traversal reaches have none), and its
+    object handlers called as ``objectEventNotify`` would call them when
+    they are the only ones (``object_event_handlers``).  ``ob`` is the
+    event's ``object``."""
+    handlers = object_event_handlers(event_class, ob)
+    if handlers is None:
+        notify(event_class(ob, *args))
+    elif handlers:
+        event = event_class(ob, *args)
+        for handler in handlers:
+            handler(ob, event)
 
 
 def notify_object_handlers(event):

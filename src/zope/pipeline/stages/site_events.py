@@ -14,8 +14,8 @@ from zope.publisher.interfaces import EndRequestEvent
 from zope.traversing.interfaces import BeforeTraverseEvent
 
 from zope.pipeline import environ as keys
-from zope.pipeline.components import heard
 from zope.pipeline.components import notify
+from zope.pipeline.components import notify_object_event
 
 
 class ISiteEventsSettings(Interface):
@@ -31,9 +31,8 @@ writes = ()
 
 def before_traverse(request, ob):
     """BeforeTraverseEvent for ``ob``, made only when a handler hears it
-    (``components.heard``: most objects have none)."""
-    if heard(BeforeTraverseEvent, ob):
-        notify(BeforeTraverseEvent(ob, request))
+    (``components.notify_object_event``: most objects have none)."""
+    notify_object_event(BeforeTraverseEvent, ob, request)
 
 
 def end_request(environ):
