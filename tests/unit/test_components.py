@@ -115,6 +115,105 @@ def test_the_same_handlers_are_called_in_the_same_order(
         zope.testing.cleanup.cleanUp()
 
 
+EVENT_CLASSES = {'object event': ObjectEvent,
+                 'before traverse': BeforeTraverseEvent}
+
+
+def event_arguments(event_class):
+    return () if event_class is ObjectEvent else (None,)
+
+
+@settings(max_examples=60, deadline=None)
+@given(event_handlers=st.lists(st.sampled_from(EVENT_INTERFACES),
+                               max_size=3),
+       object_handlers=st.lists(st.tuples(st.sampled_from(OBJECT_INTERFACES),
+                                          st.sampled_from(EVENT_INTERFACES)),
+                                max_size=3),
+       ob=st.sampled_from((Content, Other)),
+       kind=st.sampled_from(sorted(EVENT_CLASSES)))
+def test_an_object_event_calls_the_handlers_zope_event_calls(
+        event_handlers, object_handlers, ob, kind):
+    """The same handlers in the same order; the event made only when one
+    of them hears it."""
+    zope.testing.cleanup.cleanUp()
+    try:
+        standard_dispatch()
+        calls = []
+        register_handlers(calls, event_handlers, object_handlers)
+        content = ob()
+        event_class = EVENT_CLASSES[kind]
+        zope.event.notify(event_class(content, *event_arguments(event_class)))
+        expected = list(calls)
+        calls[:] = []
+        events.notify_object_event(event_class, content,
+                                   *event_arguments(event_class))
+        assert calls == expected
+        handlers = events.object_event_handlers(event_class, content)
+        assert handlers is None or bool(handlers) == bool(expected)
+    finally:
+        zope.testing.cleanup.cleanUp()
+
+
+def test_a_handler_registered_later_is_called(hooked):
+    content = Content()
+    calls = []
+    events.notify_object_event(BeforeTraverseEvent, content, None)
+    assert events.object_event_handlers(BeforeTraverseEvent, content) == []
+    provideHandler(recorder(calls, 'later'), (IContent, IBeforeTraverseEvent))
+    events.notify_object_event(BeforeTraverseEvent, content, None)
+    assert calls == [('later', 'Content', 'BeforeTraverseEvent')]
+
+
+def test_a_handler_registered_later_in_a_local_site_is_called_there(hooked):
+    root = rootFolder()
+    root.setSiteManager(LocalSiteManager(root))
+    content = Content()
+    calls = []
+    with site(root):
+        events.notify_object_event(BeforeTraverseEvent, content, None)
+        root.getSiteManager().registerHandler(
+            recorder(calls, 'local'), (IContent, IBeforeTraverseEvent))
+        events.notify_object_event(BeforeTraverseEvent, content, None)
+    events.notify_object_event(BeforeTraverseEvent, content, None)
+    assert calls == [('local', 'Content', 'BeforeTraverseEvent')]
+
+
+def test_an_event_nobody_subscribes_to_is_not_made(clean_zope):
+    """Not even objectEventNotify: no handler at all."""
+    setHooks()
+    made = []
+
+    class Recorded(BeforeTraverseEvent):
+        def __init__(self, ob, request):
+            made.append(ob)
+            super().__init__(ob, request)
+
+    events.notify_object_event(Recorded, Content(), None)
+    assert made == []
+    provideHandler(recorder([], 'any'), (IBeforeTraverseEvent,))
+    events.notify_object_event(Recorded, Content(), None)
+    assert len(made) == 1
+
+
+def test_zope_event_is_called_when_anything_else_is_installed(hooked):
+    content = Content()
+    seen = []
+    zope.event.subscribers.append(seen.append)
+    try:
+        events.notify_object_event(BeforeTraverseEvent, content, None)
+    finally:
+        zope.event.subscribers.remove(seen.append)
+    assert [event.object for event in seen] == [content]
+    from zope.component import getSiteManager
+    getSiteManager.sethook(lambda context=None: object())
+    try:
+        assert events.object_event_handlers(BeforeTraverseEvent,
+                                            content) is None
+    finally:
+        getSiteManager.reset()
+        setHooks()
+
+
 def test_handlers_of_a_local_site_and_its_bases_are_called(hooked):
     root = rootFolder()
     root.setSiteManager(LocalSiteManager(root))
@@ -270,6 +369,21 @@ def test_a_multi_adapter_is_what_zope_component_finds(
     assert described(got) == described(expected)
     if got is not None:
         assert got.objects[0] is ob  # the adapter gets the proxy
+
+
+@pytest.mark.parametrize('count', [1, 3])
+def test_an_adapter_of_one_or_three_objects_is_what_zope_component_finds(
+        hooked, count):
+    from zope.component import provideAdapter
+    from zope.component import queryMultiAdapter
+    provideAdapter(Adapter, (IContent,) * count, IPlainEvent)
+    objects = tuple(Content() for _ in range(count))
+    got = events.query_multi_adapter(objects, IPlainEvent)
+    assert got.objects == objects
+    assert described(got) == described(
+        queryMultiAdapter(objects, IPlainEvent))
+    assert events.query_multi_adapter((Content(),) * (count + 1),
+                                      IPlainEvent) is None
 
 
 @pytest.mark.parametrize('check', ['subscription_registry',

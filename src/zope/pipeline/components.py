@@ -44,6 +44,7 @@ from zope.component import queryMultiAdapter
 from zope.component._api import adapter_hook as component_adapter_hook
 from zope.component.event import dispatch
 from zope.component.event import objectEventNotify
+from zope.interface import implementedBy
 from zope.interface import providedBy
 from zope.interface.adapter import AdapterLookupBase
 from zope.interface.adapter import LookupBase
@@ -60,6 +61,8 @@ from zope.security.proxy import removeSecurityProxy
 
 #: zope.event's subscribers when only zope.component dispatches.
 STANDARD_SUBSCRIBERS = [dispatch]
+#: The handlers of an object event when only zope.component's dispatches.
+OBJECT_EVENT_HANDLERS = [objectEventNotify]
 #: zope.interface's adapter hooks when only zope.component's is installed.
 STANDARD_ADAPTER_HOOKS = [component_adapter_hook]
 #: The C lookups' ``adapter_hook`` and the ``lookup1`` it calls.
@@ -148,6 +151,45 @@ def notify(event):
             handler(event)
 
 
+def object_event_handlers(event_class, ob):
+    """The handlers ``notify(event_class(ob, ...))`` would call, when all
+    of them are registered for ``(ob, event)``: the current site manager
+    and its bases register none for the event but zope.component's
+    ``objectEventNotify`` (or none at all: an empty list).  None when
+    other handlers may be called (or ``notify`` would call zope.event).
+    The interfaces of the event are those ``event_class`` implements (its
+    instances declare no others); the lookups are the registry's own,
+    cached by zope.interface, which drops its caches when a registration
+    or a declaration changes."""
+    if zope.event.subscribers != STANDARD_SUBSCRIBERS:
+        return None
+    adapters = subscription_registry(getSiteManager())
+    if adapters is None:
+        return None
+    event_spec = implementedBy(event_class)
+    handlers = adapters.subscriptions((event_spec,), None)
+    if not handlers:
+        return handlers
+    if handlers != OBJECT_EVENT_HANDLERS:
+        return None
+    return adapters.subscriptions((interfaces_of(ob), event_spec), None)
+
+
+def notify_object_event(event_class, ob, *args):
+    """``notify(event_class(ob, *args))``, the event made only when a
+    handler hears it (most objects traversal reaches have none), and its
+    object handlers called as ``objectEventNotify`` would call them when
+    they are the only ones (``object_event_handlers``).  ``ob`` is the
+    event's ``object``."""
+    handlers = object_event_handlers(event_class, ob)
+    if handlers is None:
+        notify(event_class(ob, *args))
+    elif handlers:
+        event = event_class(ob, *args)
+        for handler in handlers:
+            handler(ob, event)
+
+
 def notify_object_handlers(event):
     """What ``objectEventNotify(event)`` does: the handlers registered for
     ``(event.object, event)``, in the site manager current now."""
@@ -168,8 +210,12 @@ def query_multi_adapter(objects, interface, name=''):
     adapters = lookup_registry(getSiteManager())
     if adapters is None:
         return queryMultiAdapter(objects, interface, name)
-    factory = adapters.lookup([interfaces_of(ob) for ob in objects],
-                              interface, name)
+    if len(objects) == 2:  # (context, request): traversal's lookups
+        context, request = objects
+        required = (interfaces_of(context), interfaces_of(request))
+    else:
+        required = tuple([interfaces_of(ob) for ob in objects])
+    factory = adapters.lookup(required, interface, name)
     if factory is None:
         return None
     # zope.interface also unwraps super() objects: none are passed here

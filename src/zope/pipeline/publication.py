@@ -59,14 +59,18 @@ class Publication(Traversal):
         return ProxyFactory(ob)
 
     def getApplication(self, request):
-        """This request's root application, security proxied; for a path
-        through ``++etc++process``, the parent of the process namespace
-        (the application controller), as in the classic publisher."""
+        """This request's root application, security proxied."""
+        return ProxyFactory(self.bare_application(request))
+
+    def bare_application(self, request):
+        """This request's root application; for a path through
+        ``++etc++process``, the parent of the process namespace (the
+        application controller), as in the classic publisher."""
         if PROCESS_NAMESPACE in request.getTraversalStack():
             process = queryUtility(IEtcNamespace, 'process')
             if process is not None:
-                return ProxyFactory(process.__parent__)
-        return ProxyFactory(self.environ[keys.ROOT]())
+                return process.__parent__
+        return self.environ[keys.ROOT]()
 
     def callObject(self, request, ob):
         return mapply(ob, request.getPositionalArguments(), request)
@@ -104,8 +108,11 @@ class ViewCheckedPublication(Publication):
     def wrap(self, found):
         return bare_unless_untrusted_view(found, self.trusted_views)
 
+    def wrap_default(self, found):
+        return found
+
     def getApplication(self, request):
-        return removeSecurityProxy(super().getApplication(request))
+        return removeSecurityProxy(self.bare_application(request))
 
     def getDefaultTraversal(self, request, ob):
         found, path = super().getDefaultTraversal(request, ob)

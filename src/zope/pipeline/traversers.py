@@ -156,6 +156,10 @@ class Traversal:
         """What traversal hands back for the object it found."""
         return ProxyFactory(found)
 
+    def wrap_default(self, found):
+        """What traversal hands back for the default an adapter named."""
+        return ProxyFactory(found)
+
     def traverse_namespace(self, request, ob, name, namespace, name_in_it):
         """``++namespace++name`` and ``@@name``; private attributes never;
         ``++vh++`` only as virtual_host checked it.  A namespace that
@@ -209,7 +213,7 @@ class Traversal:
             if adapter is None:
                 return ob, None
             found, path = adapter.browserDefault(request)
-            found = ProxyFactory(found)
+            found = self.wrap_default(found)
         if request.method == 'HEAD':
             found = get_instead_of_head(ob, found)
         self.default_names.extend(path or ())

@@ -15,6 +15,7 @@ from zope.traversing.interfaces import BeforeTraverseEvent
 
 from zope.pipeline import environ as keys
 from zope.pipeline.components import notify
+from zope.pipeline.components import notify_object_event
 
 
 class ISiteEventsSettings(Interface):
@@ -29,7 +30,9 @@ writes = ()
 
 
 def before_traverse(request, ob):
-    notify(BeforeTraverseEvent(ob, request))
+    """BeforeTraverseEvent for ``ob``, made only when a handler hears it
+    (``components.notify_object_event``: most objects have none)."""
+    notify_object_event(BeforeTraverseEvent, ob, request)
 
 
 def end_request(environ):
