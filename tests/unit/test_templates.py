@@ -2,6 +2,7 @@
 what zope.tal renders, and what Chameleon must not or cannot compile
 stays with zope.tal."""
 
+import os
 import stat
 import sys
 
@@ -555,3 +556,34 @@ def test_an_object_that_conforms_is_asked_not_run_inline(hooked):
     for take in (classic_step, pipeline_step):
         with pytest.raises(ForbiddenAttribute, match='traverse'):
             take(base, 'title')
+
+
+# Template files read again when they change: in development only
+
+def test_a_changed_template_file_is_read_again_only_when_checked(
+        template_file, clean_zope):
+    provideAdapter(DefaultTraversable, (None,))
+    view = PageView(Content(), TestRequest(), ['one'])
+    for check, expected in ((True, '<p>two</p>'), (False, '<p>one</p>')):
+        templates.check_template_files(check)
+        with open(template_file, 'w') as f:
+            f.write('<p>one</p>')
+        template = ViewPageTemplateFile(template_file)
+        assert template(view).strip() == '<p>one</p>'
+        with open(template_file, 'w') as f:
+            f.write('<p>two</p>')
+        # a different modification time than the first read's
+        os.utime(template_file, (1, 1))
+        assert template(view).strip() == expected
+
+
+@pytest.mark.parametrize('development', [True, False])
+def test_make_app_checks_template_files_in_development_only(
+        clean_zope, development):
+    from zope.pagetemplate.pagetemplatefile import PageTemplateFile
+
+    from zope.pipeline.app import make_app
+    make_app(development=development)
+    assert PageTemplateFile._v_debug is development
+    templates.check_template_files(None)
+    assert PageTemplateFile._v_debug is __debug__

@@ -52,6 +52,7 @@ from zope.pagetemplate.engine import TrustedEngine
 from zope.pagetemplate.interfaces import IPageTemplateEngine
 from zope.pagetemplate.interfaces import IPageTemplateProgram
 from zope.pagetemplate.pagetemplate import PageTemplateEngine
+from zope.pagetemplate.pagetemplatefile import PageTemplateFile
 from zope.proxy import isProxy
 from zope.security.proxy import Proxy
 from zope.security.proxy import removeSecurityProxy
@@ -332,12 +333,24 @@ def use_cache_directory(path):
     return ViewTemplate.loader
 
 
+def check_template_files(check):
+    """Whether a template file (``PageTemplateFile``, a view's
+    ``ViewPageTemplateFile``) is read again when it changes: true, its
+    modification time is read at every render (zope.pagetemplate's
+    default unless Python runs with ``-O``); false, once, at its first
+    render.  For the whole process: ``zope.pipeline.app.make_app`` says
+    true for a development ini (``development = true``), false
+    otherwise.  None: zope.pagetemplate's default again."""
+    PageTemplateFile._v_debug = __debug__ if check is None else bool(check)
+
+
 try:
     from zope.testing.cleanup import addCleanUp
 except ImportError:  # pragma: no cover - zope.testing is for tests
     pass
 else:
     addCleanUp(use_cache_directory, (None,))
+    addCleanUp(check_template_files, (None,))
 
 
 def compiles_with_chameleon(engine, content_type):
