@@ -21,6 +21,9 @@ from zope.annotation.interfaces import IAttributeAnnotatable
 from zope.authentication.interfaces import IAuthentication
 from zope.component import provideAdapter
 from zope.component import provideUtility
+from zope.component.hooks import resetHooks
+from zope.component.hooks import setHooks
+from zope.interface import classImplements
 from zope.interface import implementer
 from zope.security.management import endInteraction
 from zope.security.management import newInteraction
@@ -29,6 +32,7 @@ from zope.security.management import setSecurityPolicy
 from zope.securitypolicy import zopepolicy
 from zope.securitypolicy.interfaces import IPrincipalPermissionManager
 from zope.securitypolicy.interfaces import IPrincipalRoleManager
+from zope.securitypolicy.interfaces import IPrincipalRoleMap
 from zope.securitypolicy.interfaces import IRole
 from zope.securitypolicy.interfaces import IRolePermissionManager
 from zope.securitypolicy.principalpermission import (
@@ -45,6 +49,8 @@ from zope.securitypolicy.tests import test_zopepolicy
 from zope.pipeline.securitypolicy import ZopeSecurityPolicy
 from zope.pipeline.securitypolicy import _shared
 from zope.pipeline.securitypolicy import clear_shared_grants
+from zope.pipeline.securitypolicy import grants_nothing
+from zope.pipeline.securitypolicy import has_no_local_maps
 from zope.pipeline.securitypolicy import shared_grants
 from zope.pipeline.securitypolicy import snapshot_of
 
@@ -109,6 +115,9 @@ class Authentication:
 
 @pytest.fixture
 def grant_adapters(clean_zope):
+    # zope.component's site hooks, as its configuration sets them (the
+    # policy asks the site's adapter lookup directly then)
+    setHooks()
     provideAdapter(AttributeAnnotations)
     provideAdapter(AnnotationPrincipalPermissionManager,
                    (IAttributeAnnotatable,), IPrincipalPermissionManager)
@@ -121,6 +130,7 @@ def grant_adapters(clean_zope):
         provideUtility(Role(role, role), IRole, role)
     yield
     endInteraction()
+    resetHooks()
 
 
 def apply_setting(setting, allow, deny, unset, *args):
@@ -483,3 +493,61 @@ def test_committed_random_grants_decide_as_the_stock_policy(
             for node in site.nodes(1):
                 if hasattr(node, '__annotations__'):
                     del node.__annotations__
+
+
+# An object no local-map adapter applies to (a view, most content)
+
+class View:
+    """Not annotatable: no adapter gives it a local map."""
+
+    def __init__(self, parent):
+        self.__parent__ = parent
+
+
+def test_an_object_no_local_map_adapter_applies_to_grants_nothing(
+        grant_adapters):
+    assert has_no_local_maps(View(None))
+    assert grants_nothing(View(None))
+    assert not has_no_local_maps(Annotatable(None))
+    assert grants_nothing(Annotatable(None))  # empty maps
+
+
+def test_an_interface_declared_later_is_seen_by_the_lookup(grant_adapters):
+    # zope.interface's lookup cache follows the class's declaration
+    class LaterView(View):
+        pass
+
+    view = LaterView(None)
+    assert has_no_local_maps(view)
+    classImplements(LaterView, IAttributeAnnotatable)
+    assert not has_no_local_maps(view)
+    IPrincipalPermissionManager(view).grantPermissionToPrincipal(
+        'perm.view', 'alice')
+    assert not grants_nothing(view)
+
+
+def test_an_adapter_registered_later_is_seen_by_the_lookup(grant_adapters):
+    class Granting:
+        """A local map of another kind: it counts as granting."""
+
+        def __init__(self, context):
+            self.context = context
+
+    view = View(None)
+    assert has_no_local_maps(view)
+    provideAdapter(Granting, (View,), IPrincipalRoleMap)
+    assert not has_no_local_maps(view)
+    assert not grants_nothing(view)
+
+
+def test_an_object_that_conforms_or_other_hooks_are_asked_the_stock_way(
+        grant_adapters):
+    class Conforming(View):
+        def __conform__(self, interface):
+            return None
+
+    assert not has_no_local_maps(Conforming(None))
+    assert grants_nothing(Conforming(None))
+    resetHooks()
+    assert not has_no_local_maps(View(None))
+    assert grants_nothing(View(None))

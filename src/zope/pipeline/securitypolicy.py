@@ -29,6 +29,7 @@ import weakref
 from persistent import Persistent
 from zope.component import getGlobalSiteManager
 from zope.component import getSiteManager
+from zope.interface import providedBy
 from zope.interface import provider
 from zope.security.checker import CheckerPublic
 from zope.security.interfaces import ISecurityPolicy
@@ -39,6 +40,7 @@ from zope.securitypolicy.interfaces import IPrincipalRoleMap
 from zope.securitypolicy.interfaces import IRolePermissionMap
 from zope.securitypolicy.securitymap import SecurityMap
 
+from zope.pipeline.components import hooked_lookup1
 from zope.pipeline.components import query_adapter
 
 #: The local maps the stock policy reads on every object of a path.
@@ -48,11 +50,31 @@ LOCAL_MAPS = (IPrincipalPermissionMap, IRolePermissionMap, IPrincipalRoleMap)
 MAX_SHARED = 100000
 
 
+def has_no_local_maps(ob):
+    """True when no adapter to a local map applies to ``ob`` at all (a
+    view, most content): it has no ``__conform__``, provides none of
+    ``LOCAL_MAPS`` and the current site's adapter lookup, asked as
+    zope.component's hook asks it (``components.hooked_lookup1``), has no
+    factory for its interfaces.  False when one applies or when the hooks
+    are not zope.component's own (then ``query_adapter`` asks)."""
+    if getattr(ob, '__conform__', None) is not None:
+        return False
+    spec = providedBy(ob)
+    for interface in LOCAL_MAPS:
+        lookup1 = hooked_lookup1(interface)
+        if lookup1 is None or spec.isOrExtends(interface) \
+                or lookup1(spec, interface, '') is not None:
+            return False
+    return True
+
+
 def grants_nothing(ob):
     """True when ``ob`` has no local map the stock policy would read a
     setting from.  A map of another kind than zope.securitypolicy's own
     counts as granting something, even when empty: the stock policy then
     decides for ``ob`` itself."""
+    if has_no_local_maps(ob):
+        return True
     for interface in LOCAL_MAPS:
         local = query_adapter(ob, interface)
         if local is None:
