@@ -2,6 +2,7 @@
 what zope.tal renders, and what Chameleon must not or cannot compile
 stays with zope.tal."""
 
+import os
 import stat
 import sys
 
@@ -23,6 +24,7 @@ from zope.pagetemplate.interfaces import IPageTemplateEngine
 from zope.pagetemplate.pagetemplate import PageTemplateEngine
 from zope.publisher.browser import TestRequest
 from zope.security.checker import ProxyFactory
+from zope.security.interfaces import ForbiddenAttribute
 from zope.security.proxy import Proxy
 from zope.security.proxy import removeSecurityProxy
 from zope.traversing.adapters import DefaultTraversable
@@ -448,3 +450,140 @@ def test_the_cache_key_changes_with_the_compiling_code(tmp_path,
     monkeypatch.setattr(templates, '__file__', str(changed))
     monkeypatch.setattr(templates, '_compilers_digest', None)
     assert templates.compilers_digest() != before
+
+
+# Path steps through a proxy, zope.traversing's own adapters run inline
+
+class Page:
+    """Content whose checker shows its title and its items."""
+
+    title = 'the page'
+    secret = 'hidden'
+
+    def __getitem__(self, name):
+        if name == 'item':
+            return 'an item'
+        raise KeyError(name)
+
+
+class Shelf(SampleContainer):
+
+    title = 'the attribute'
+
+
+@pytest.fixture
+def hooked(clean_zope):
+    """zope.component's site hooks, as its configuration sets them."""
+    from zope.component.hooks import resetHooks
+    from zope.component.hooks import setHooks
+    setHooks()
+    yield
+    resetHooks()
+
+
+def proxied(ob):
+    from zope.security.checker import NamesChecker
+    checker = NamesChecker(('title', '__getitem__', 'get', 'keys'))
+    return Proxy(ob, checker)
+
+
+def classic_step(base, name):
+    """What zope.pagetemplate's traverser does for one name."""
+    from zope.traversing.adapters import traversePathElement
+    try:
+        return traversePathElement(base, name, [])
+    except LocationError as error:
+        return type(error)
+
+
+def pipeline_step(base, name):
+    try:
+        return templates.step(base, name, [], None)
+    except LocationError as error:
+        return type(error)
+
+
+@pytest.mark.parametrize('make, name', [
+    (Page, 'title'), (Page, 'item'), (Page, 'secret'), (Page, 'missing'),
+    (Shelf, 'title'), (Shelf, 'missing'), (Shelf, 'secret'),
+], ids=['attribute', 'item', 'forbidden attribute', 'missing',
+        'container item before attribute', 'container missing',
+        'container forbidden'])
+def test_a_proxied_step_through_zope_traversings_adapters_gives_the_same(
+        hooked, make, name, monkeypatch):
+    provideAdapter(DefaultTraversable, (None,))
+    provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
+    ob = make()
+    if isinstance(ob, Shelf):
+        ob['title'] = 'the item'
+    expected = classic_step(proxied(ob), name)
+    # the adapters are not made: their traverse is run inline
+    made = []
+    monkeypatch.setattr(templates, 'query_adapter',
+                        lambda *args: made.append(args))
+    assert pipeline_step(proxied(ob), name) == expected
+    assert made == []
+    assert expected != 'hidden'
+
+
+def test_another_traversable_adapter_is_used_not_run_inline(hooked):
+    class Upper:
+        def __init__(self, context):
+            self.context = context
+
+        def traverse(self, name, further_path):
+            return name.upper()
+
+    provideAdapter(DefaultTraversable, (None,))
+    provideAdapter(Upper, (IReadContainer,), ITraversable)
+    assert pipeline_step(proxied(Shelf()), 'title') == 'TITLE'
+    assert pipeline_step(proxied(Page()), 'title') == 'the page'
+
+
+def test_an_object_that_conforms_is_asked_not_run_inline(hooked):
+    from zope.security.checker import NamesChecker
+
+    class Conforming(Page):
+        def __conform__(self, interface):
+            if interface is ITraversable:
+                return DefaultTraversable({'title': 'conformed'})
+
+    provideAdapter(DefaultTraversable, (None,))
+    checker = NamesChecker(('title', '__conform__'))
+    base = Proxy(Conforming(), checker)
+    assert templates.traverse_inline(base, 'title') is templates._marker
+    # the adapter it gives comes proxied, with no checker for traverse
+    for take in (classic_step, pipeline_step):
+        with pytest.raises(ForbiddenAttribute, match='traverse'):
+            take(base, 'title')
+
+
+# Template files read again when they change: in development only
+
+def test_a_changed_template_file_is_read_again_only_when_checked(
+        template_file, clean_zope):
+    provideAdapter(DefaultTraversable, (None,))
+    view = PageView(Content(), TestRequest(), ['one'])
+    for check, expected in ((True, '<p>two</p>'), (False, '<p>one</p>')):
+        templates.check_template_files(check)
+        with open(template_file, 'w') as f:
+            f.write('<p>one</p>')
+        template = ViewPageTemplateFile(template_file)
+        assert template(view).strip() == '<p>one</p>'
+        with open(template_file, 'w') as f:
+            f.write('<p>two</p>')
+        # a different modification time than the first read's
+        os.utime(template_file, (1, 1))
+        assert template(view).strip() == expected
+
+
+@pytest.mark.parametrize('development', [True, False])
+def test_make_app_checks_template_files_in_development_only(
+        clean_zope, development):
+    from zope.pagetemplate.pagetemplatefile import PageTemplateFile
+
+    from zope.pipeline.app import make_app
+    make_app(development=development)
+    assert PageTemplateFile._v_debug is development
+    templates.check_template_files(None)
+    assert PageTemplateFile._v_debug is __debug__

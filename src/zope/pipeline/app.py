@@ -70,9 +70,12 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
     known-password check (zope.pipeline.credentials).
     ``template_cache`` is the directory keeping compiled view templates
     for the processes started later (None: memory;
-    ``template_cache_directory``).
+    ``template_cache_directory``).  Template files are read again when
+    they change in development only (``templates.check_template_files``).
     """
     use_template_cache(template_cache)
+    from zope.pipeline import templates  # Chameleon, when a site is made
+    templates.check_template_files(development)
     publisher = Publisher(load_zcml(site_zcml, principals_zcml), settings,
                           where_settings)
     publisher.demo = demo

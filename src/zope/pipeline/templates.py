@@ -44,17 +44,25 @@ from chameleon.loader import ModuleLoader
 from z3c.pt.expressions import PathExpr
 from z3c.pt.namespaces import function_namespaces
 from z3c.pt.pagetemplate import BaseTemplate
+from zope.container.traversal import ContainerTraversable
 from zope.interface import implementer
 from zope.interface import provider
+from zope.location.interfaces import LocationError
 from zope.pagetemplate.engine import TrustedEngine
 from zope.pagetemplate.interfaces import IPageTemplateEngine
 from zope.pagetemplate.interfaces import IPageTemplateProgram
 from zope.pagetemplate.pagetemplate import PageTemplateEngine
+from zope.pagetemplate.pagetemplatefile import PageTemplateFile
 from zope.proxy import isProxy
+from zope.security.proxy import Proxy
 from zope.security.proxy import removeSecurityProxy
+from zope.traversing.adapters import DefaultTraversable
 from zope.traversing.adapters import traversePathElement
 from zope.traversing.interfaces import ITraversable
+from zope.traversing.interfaces import TraversalError
 
+from zope.pipeline.components import hooked_lookup1
+from zope.pipeline.components import interfaces_of
 from zope.pipeline.components import query_adapter
 from zope.pipeline.privatefiles import private_directory
 
@@ -65,6 +73,10 @@ COMPILERS = ('Chameleon', 'z3c.pt', 'zope.pipeline')
 
 #: zope.tales variables that Chameleon provides itself, its own way.
 CHAMELEON_OWN = frozenset(('repeat', 'loop', 'default', 'attrs'))
+
+#: The ``ITraversable`` adapters whose ``traverse`` a template's path
+#: step runs inline for a proxied object (``traverse_inline``).
+INLINE = frozenset((DefaultTraversable, ContainerTraversable))
 
 _compilers_digest = None
 _marker = object()
@@ -110,14 +122,68 @@ def step(base, name, path_items, request):
     """One name of a path, as zope.pagetemplate's trusted traverser takes
     it.  The ``ITraversable`` adapter of a plain name is found by
     ``components.query_adapter`` (what ``traversePathElement`` would
-    find, in fewer steps through a security proxy)."""
+    find, in fewer steps through a security proxy); where it would be
+    zope.traversing's ``DefaultTraversable`` or zope.container's
+    ``ContainerTraversable`` for a proxied object, its ``traverse`` is
+    run inline (``traverse_inline``)."""
     if is_dict(base):
         return base[name]
     traversable = None
     if name not in ('.', '..') and name[:1] not in '@+':
+        if type(base) is Proxy:
+            found = traverse_inline(base, name)
+            if found is not _marker:
+                return found
         traversable = query_adapter(base, ITraversable)
     return traversePathElement(base, name, path_items,
                                traversable=traversable, request=request)
+
+
+def inline_factory(base):
+    """The ``ITraversable`` factory ``query_adapter(base, ITraversable)``
+    would call for the proxied ``base``, when it is one of ``INLINE``
+    and nothing comes before it (no ``__conform__``, ``base`` does not
+    provide ``ITraversable``, zope.component's hook alone); else None."""
+    if getattr(base, '__conform__', None) is not None:
+        return None
+    lookup1 = hooked_lookup1(ITraversable)
+    if lookup1 is None:
+        return None
+    spec = interfaces_of(base)
+    if spec.isOrExtends(ITraversable):
+        return None
+    factory = lookup1(spec, ITraversable, '')
+    return factory if factory in INLINE else None
+
+
+def traverse_inline(base, name):
+    """``factory(base).traverse(name, ...)`` for the proxied ``base``, the
+    code of zope.traversing's ``DefaultTraversable`` or zope.container's
+    ``ContainerTraversable`` (which read nothing of the further path)
+    without making the adapter; ``_marker`` when another adapter (or
+    none) applies."""
+    factory = inline_factory(base)
+    if factory is DefaultTraversable:
+        attr = getattr(base, name, _marker)
+        if attr is not _marker:
+            return attr
+        if hasattr(base, '__getitem__'):
+            try:
+                return base[name]
+            except (KeyError, TypeError):
+                pass
+        raise LocationError(base, name)
+    if factory is ContainerTraversable:
+        found = base.get(name, _marker)
+        if found is _marker:
+            try:
+                found = getattr(base, name, _marker)
+            except UnicodeEncodeError:
+                raise TraversalError(base, name) from None
+            if found is _marker:
+                raise TraversalError(base, name)
+        return found
+    return _marker
 
 
 def path_traverse(base, econtext, call, path_items):
@@ -267,12 +333,24 @@ def use_cache_directory(path):
     return ViewTemplate.loader
 
 
+def check_template_files(check):
+    """Whether a template file (``PageTemplateFile``, a view's
+    ``ViewPageTemplateFile``) is read again when it changes: true, its
+    modification time is read at every render (zope.pagetemplate's
+    default unless Python runs with ``-O``); false, once, at its first
+    render.  For the whole process: ``zope.pipeline.app.make_app`` says
+    true for a development ini (``development = true``), false
+    otherwise.  None: zope.pagetemplate's default again."""
+    PageTemplateFile._v_debug = __debug__ if check is None else bool(check)
+
+
 try:
     from zope.testing.cleanup import addCleanUp
 except ImportError:  # pragma: no cover - zope.testing is for tests
     pass
 else:
     addCleanUp(use_cache_directory, (None,))
+    addCleanUp(check_template_files, (None,))
 
 
 def compiles_with_chameleon(engine, content_type):
