@@ -409,6 +409,7 @@ def test_the_client_address_is_the_one_trusted_proxies_forwarded(
     ({}, '10.1.2.3'),
     ({'X-Forwarded-For': '203.0.113.9'}, ''),
     ({'Forwarded': 'for=203.0.113.9'}, ''),
+    ({'X-Real-IP': '203.0.113.9'}, ''),
 ])
 def test_forwarded_for_from_an_untrusted_address_leaves_the_client_unknown(
         outer_app, headers, expected):

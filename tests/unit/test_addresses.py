@@ -60,3 +60,16 @@ def test_forwarded_nodes_give_their_address(node, expected):
 def test_parse_address_is_none_for_junk():
     assert parse_address('junk') is None
     assert str(parse_address('::ffff:127.0.0.1')) == '127.0.0.1'
+
+
+def test_an_untrusted_client_address_is_unknown_with_any_forwarded_for():
+    from zope.pipeline.addresses import AddressList
+    from zope.pipeline.stages import virtual_host
+    proxies = AddressList('', 'virtual_host.trusted_proxies')
+    base = {'REMOTE_ADDR': '192.0.2.7'}
+    assert virtual_host.client_address(base, False, proxies) == '192.0.2.7'
+    for key in virtual_host.FORWARDED_FOR_KEYS:
+        environ = dict(base, **{key: '203.0.113.9'})
+        assert virtual_host.client_address(environ, False, proxies) == ''
+    assert virtual_host.client_address(
+        {'REMOTE_ADDR': 'not-an-address'}, False, proxies) == ''

@@ -81,3 +81,26 @@ class Request:
 def test_on_host_says_whether_a_url_stays_on_the_request_host(url,
                                                               expected):
     assert on_host(url, Request()) is expected
+
+
+def test_remembered_answers_belong_to_their_setting():
+    local = AllowedHosts(LOOPBACK, 'virtual_host.allowed_hosts')
+    public = AllowedHosts('www.example.com:443',
+                          'virtual_host.allowed_hosts')
+    for _ in range(2):  # the second round answers from memory
+        assert local.allows('localhost:8080')
+        assert not public.allows('localhost:8080')
+        assert public.allows('www.example.com', 'https')
+        assert not public.allows('www.example.com', 'http')
+        assert not local.allows('www.example.com', 'https')
+
+
+def test_remembered_answers_are_bounded_and_stay_right():
+    from zope.pipeline import hosts
+    allowed = AllowedHosts('*.example.com', 'virtual_host.allowed_hosts')
+    for number in range(hosts.ANSWERS_KEPT * 2 + 3):
+        assert allowed.allows('h%d.example.com' % number)
+        assert not allowed.allows('h%d.example.org' % number)
+        assert len(allowed._answers) <= hosts.ANSWERS_KEPT
+    assert allowed.allows('h0.example.com')
+    assert not allowed.allows('h0.example.org')

@@ -129,6 +129,50 @@ def test_a_list_body_stays_a_list_and_is_counted_at_once(make_stage):
         (9, 2, '404 Not Found')
 
 
+def test_a_list_inside_closing_wrappers_is_counted_at_once_timed_to_close(
+        make_stage, clock):
+    from zope.pipeline.wsgi import ClosingIterator
+    chunks = [b'<html>', b'', b'page</html>']
+    closed = []
+    stage = make_stage(lambda environ, start_response: (
+        start_response('200 OK', []), ClosingIterator(ClosingIterator(
+            chunks, lambda: closed.append('inner')),
+            lambda: closed.append('outer')))[1])
+    body, _, _ = call(stage)
+    assert type(body) is ClosingIterator
+    # the server iterates the list itself
+    assert type(iter(body)) is type(iter([]))
+    assert list(body) == chunks
+    assert drained(stage) == []    # not finished before close()
+    clock.now += 3
+    body.close()
+    body.close()
+    assert closed == ['inner', 'outer']
+    (record,) = drained(stage)
+    assert (record.bytes, record.blocks, record.status) == \
+        (17, 2, '200 OK')
+    assert record.end - record.start == 3
+
+
+def test_a_closing_wrapper_already_iterated_is_metered_chunk_by_chunk(
+        make_stage):
+    from zope.pipeline.wsgi import ClosingIterator
+
+    def app(environ, start_response):
+        start_response('200 OK', [])
+        wrapper = ClosingIterator([b'ab', b'c'])
+        iterator = iter(wrapper)
+        next(iterator)      # a stage took the first chunk already
+        return wrapper
+    stage = make_stage(app)
+    body, _, _ = call(stage)
+    assert isinstance(body, metrics.MeteredBody)
+    assert list(body) == [b'c']
+    body.close()
+    (record,) = drained(stage)
+    assert (record.bytes, record.blocks) == (1, 1)
+
+
 def test_a_file_wrapper_body_is_passed_through_for_sendfile(make_stage):
     data = b'x' * 1000
 

@@ -7,6 +7,7 @@ import pytest
 
 from zope.pipeline.wsgi import ClosingIterator
 from zope.pipeline.wsgi import DeferredStart
+from zope.pipeline.wsgi import listed_chunks
 from zope.pipeline.wsgi import plain_response
 from zope.pipeline.wsgi import prepend
 from zope.pipeline.wsgi import run_all
@@ -81,6 +82,24 @@ def test_closing_iterator_of_a_plain_list_just_runs_callbacks():
     assert list(wrapped) == [b'x']
     wrapped.close()
     assert calls == ['done']
+
+
+def test_listed_chunks_finds_a_list_inside_unused_closing_iterators():
+    chunks = [b'a', b'b']
+    assert listed_chunks(chunks) is chunks
+    assert listed_chunks(ClosingIterator(ClosingIterator(chunks))) is chunks
+
+
+def test_listed_chunks_is_none_for_anything_that_iterates_its_own_way():
+    class Subclass(ClosingIterator):
+        pass
+    assert listed_chunks(iter([b'a'])) is None
+    assert listed_chunks((b'a',)) is None
+    assert listed_chunks(ClosingIterator(iter([b'a']))) is None
+    assert listed_chunks(Subclass([b'a'])) is None
+    started = ClosingIterator([b'a'])
+    iter(started)
+    assert listed_chunks(ClosingIterator(started)) is None
 
 
 def test_run_all_runs_every_callback_and_reraises_the_first_error():

@@ -63,6 +63,11 @@ def parse_pattern(text, setting):
     return Pattern(text)
 
 
+#: Distinct (Host header, scheme) pairs whose answer ``AllowedHosts``
+#: remembers.
+ANSWERS_KEPT = 256
+
+
 class AllowedHosts:
     """The host names of one setting: ``allows(host, scheme)``."""
 
@@ -76,12 +81,25 @@ class AllowedHosts:
                 '(e.g. "www.example.com"), or "*" for any host.' % setting)
         self.anything = any(pattern.name == '*' and pattern.port is None
                             for pattern in self.patterns)
+        self._answers = {}
 
     def allows(self, host, scheme='http'):
         """Whether ``host`` (``name[:port]``, as in a Host header) is
-        allowed; without a port, the default port of ``scheme``."""
+        allowed; without a port, the default port of ``scheme``.  The
+        answers for the last ``ANSWERS_KEPT`` distinct (host, scheme) are
+        remembered (the patterns never change; the Host header is the
+        client's, so the memory is bounded: it starts again when full)."""
         if self.anything:
             return True
+        answers = self._answers
+        answer = answers.get((host, scheme))
+        if answer is None:
+            if len(answers) >= ANSWERS_KEPT:
+                answers.clear()
+            answer = answers[host, scheme] = self._allows(host, scheme)
+        return answer
+
+    def _allows(self, host, scheme):
         hostname, port = split_host(host)
         name = normal_name(hostname)
         port = port or DEFAULT_PORTS.get(scheme, '80')

@@ -30,6 +30,18 @@ class ClosingIterator:
             run_all(callbacks)
 
 
+def listed_chunks(body):
+    """The list of chunks ``body`` will give the server, when that is known
+    before it is iterated: ``body`` itself if it is a list, or the list
+    inside ``ClosingIterator`` wrappers (not their subclasses, which
+    iterate their own way) that nothing has iterated yet; else None."""
+    while type(body) is ClosingIterator:
+        if body._iterator is not None:
+            return None
+        body = body._iterable
+    return body if type(body) is list else None
+
+
 def run_all(callbacks):
     """Call every callback; re-raise the first exception after all ran."""
     error = None

@@ -16,6 +16,10 @@ The body is wrapped so that ``close()`` is forwarded exactly once, but:
 - a list body (an error page made by an outer stage) is counted at once
   and returned as it is, so the server still sees a list: it has no
   ``close()`` to wait for, and its time ends when the pipeline returns;
+- a list inside ``ClosingIterator`` wrappers (a page: the inner stages
+  release the request and its connection at ``close()``) is counted at
+  once, and the server iterates the list itself (no Python call per
+  chunk); its time still ends at ``close()``;
 - a ``wsgi.file_wrapper`` body is returned as it is, so the server can
   still send the file with ``sendfile``; it is counted at once, its bytes
   from ``Content-Length`` and its time ending when the pipeline returns
@@ -29,6 +33,7 @@ not counted.  Requests that published no view (a 404 in traversal, an
 error page of an outer stage) are counted under the view ``none``.
 """
 
+import functools
 import time
 
 from zope.component import provideUtility
@@ -51,6 +56,7 @@ from zope.pipeline.metrics.runtime import MetricsRuntime
 from zope.pipeline.metrics.statsd import StatsdExporter
 from zope.pipeline.metrics.statsd import parse_address
 from zope.pipeline.wsgi import ClosingIterator
+from zope.pipeline.wsgi import listed_chunks
 
 #: Server threads assumed per process when neither the setting nor
 #: mod_wsgi says (waitress's default).
@@ -219,7 +225,16 @@ class MetricsStage:
             record.blocks = 1
             collector.finish(record, clock())
             return result
+        chunks = listed_chunks(result)
+        if chunks is not None:
+            account_list(record, chunks)
+            return ClosingIterator(result, functools.partial(
+                finish_now, collector, record, clock))
         return MeteredBody(result, record, collector.finish, clock)
+
+
+def finish_now(collector, record, clock):
+    collector.finish(record, clock())
 
 
 def modwsgi_threads(use_modwsgi):

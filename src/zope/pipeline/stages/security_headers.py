@@ -109,12 +109,21 @@ class SecurityHeadersStage:
     def __init__(self, next_app, headers):
         self.next_app = next_app
         self.headers = tuple(headers)
+        #: Their names, lowercase: a response without any of them gets all.
+        self.names = frozenset(name.lower() for name, _value in headers)
 
     def __call__(self, environ, start_response):
         wanted = self.headers
+        names = self.names
 
         def start_with_headers(status, headers, exc_info=None):
-            headers = list(headers) + missing_headers(headers, wanted)
+            headers = list(headers)
+            for name, _value in headers:
+                if name.lower() in names:  # the response set one itself
+                    headers += missing_headers(headers, wanted)
+                    break
+            else:
+                headers += wanted
             if exc_info is None:
                 return start_response(status, headers)
             return start_response(status, headers, exc_info)

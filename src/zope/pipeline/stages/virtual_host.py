@@ -22,6 +22,7 @@ are resolved by ``zope.pipeline.paths`` (400 above the root).  The
 zope.traversing ``vh`` namespace applies ``++vh++`` during traversal.
 """
 
+import functools
 import html
 import logging
 import re
@@ -33,6 +34,7 @@ from zope.schema import Bool
 
 from zope.pipeline import environ as keys
 from zope.pipeline import paths
+from zope.pipeline.addresses import PARSED_ADDRESSES
 from zope.pipeline.addresses import AddressList
 from zope.pipeline.addresses import address_text
 from zope.pipeline.addresses import node_address
@@ -162,12 +164,13 @@ def client_address(environ, trusted, proxies):
     """The client's address as text, after trusted proxies; '' when it
     cannot be known (an unknown or hidden node, or forwarded headers from
     a proxy that is not trusted)."""
-    remote = parse_address(environ.get('REMOTE_ADDR', ''))
     if not trusted:
-        if remote is None or any(environ.get(key)
-                                 for key in FORWARDED_FOR_KEYS):
+        get = environ.get
+        if get('HTTP_FORWARDED') or get('HTTP_X_FORWARDED_FOR') or \
+                get('HTTP_X_REAL_IP'):  # FORWARDED_FOR_KEYS
             return ''
-        return address_text(remote)
+        return remote_text(get('REMOTE_ADDR', ''))
+    remote = parse_address(environ.get('REMOTE_ADDR', ''))
     address = remote
     for node in reversed(forwarded_for(environ)):
         address = node_address(node)
@@ -176,6 +179,14 @@ def client_address(environ, trusted, proxies):
         if address not in proxies:
             break
     return address_text(address)
+
+
+@functools.lru_cache(maxsize=PARSED_ADDRESSES)
+def remote_text(remote_addr):
+    """REMOTE_ADDR as the client address text ('' if it is no address),
+    remembered like ``parse_address``."""
+    remote = parse_address(remote_addr)
+    return '' if remote is None else address_text(remote)
 
 
 # -- ++vh++ and the path
@@ -254,6 +265,7 @@ class VirtualHostStage:
         self.next_app = next_app
         self.proxies = AddressList(trusted_proxies,
                                    'virtual_host.trusted_proxies')
+        self.has_proxies = bool(self.proxies)
         self.allowed_hosts = AllowedHosts(allowed_hosts,
                                           'virtual_host.allowed_hosts')
         self.vh_from_anyone = vh_from_anyone
@@ -275,7 +287,7 @@ class VirtualHostStage:
     def check(self, environ):
         """Apply or remove forwarded headers; refuse what is not allowed;
         map the server's site root."""
-        trusted = bool(self.proxies) and \
+        trusted = self.has_proxies and \
             environ.get('REMOTE_ADDR', '') in self.proxies
         environ[keys.CLIENT_ADDRESS] = client_address(environ, trusted,
                                                       self.proxies)
