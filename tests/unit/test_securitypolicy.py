@@ -30,15 +30,11 @@ from zope.security.management import newInteraction
 from zope.security.management import queryInteraction
 from zope.security.management import setSecurityPolicy
 from zope.securitypolicy import zopepolicy
-from zope.securitypolicy.interfaces import Allow
-from zope.securitypolicy.interfaces import Deny
 from zope.securitypolicy.interfaces import IPrincipalPermissionManager
-from zope.securitypolicy.interfaces import IPrincipalPermissionMap
 from zope.securitypolicy.interfaces import IPrincipalRoleManager
 from zope.securitypolicy.interfaces import IPrincipalRoleMap
 from zope.securitypolicy.interfaces import IRole
 from zope.securitypolicy.interfaces import IRolePermissionManager
-from zope.securitypolicy.interfaces import Unset
 from zope.securitypolicy.principalpermission import (
     AnnotationPrincipalPermissionManager,
 )
@@ -50,8 +46,6 @@ from zope.securitypolicy.rolepermission import AnnotationRolePermissionManager
 from zope.securitypolicy.rolepermission import rolePermissionManager
 from zope.securitypolicy.tests import test_zopepolicy
 
-from zope.pipeline import securitypolicy
-from zope.pipeline.securitypolicy import PerRequestSecurityPolicy
 from zope.pipeline.securitypolicy import ZopeSecurityPolicy
 from zope.pipeline.securitypolicy import _shared
 from zope.pipeline.securitypolicy import clear_shared_grants
@@ -485,11 +479,9 @@ def test_committed_random_grants_decide_as_the_stock_policy(
             with site.managers[1]:
                 writer = site.nodes(1)
                 for index, kind, first, second, setting in grants:
-                    if valid_grant(kind, first, second):
-                        # a negative index: a global grant, made outside
-                        # any interaction (as ZCML or code makes them)
-                        grant(writer[index % len(writer)] if index >= 0
-                              else None, kind, first, second, setting)
+                    if valid_grant(kind, first, second) and index >= 0:
+                        grant(writer[index % len(writer)], kind, first,
+                              second, setting)
             reader = site.nodes(0)
             expected = decide_with(zopepolicy.ZopeSecurityPolicy, reader,
                                    principal)
@@ -497,9 +489,6 @@ def test_committed_random_grants_decide_as_the_stock_policy(
                                principal) == expected
             site.end(0)
     finally:
-        for manager in (principalPermissionManager, rolePermissionManager,
-                        principalRoleManager):
-            manager._clear()
         with site.managers[1]:
             for node in site.nodes(1):
                 if hasattr(node, '__annotations__'):
@@ -562,169 +551,3 @@ def test_an_object_that_conforms_or_other_hooks_are_asked_the_stock_way(
     resetHooks()
     assert not has_no_local_maps(View(None))
     assert grants_nothing(View(None))
-
-
-# Decisions kept across requests (``SharedGrants.decisions``)
-
-@pytest.fixture
-def stock_decisions(monkeypatch):
-    """The stock policy's decisions made, as (object, permission)."""
-    made = []
-    original = zopepolicy.ZopeSecurityPolicy.checkPermission
-
-    def counted(policy, permission, ob):
-        made.append((ob, permission))
-        return original(policy, permission, ob)
-
-    monkeypatch.setattr(zopepolicy.ZopeSecurityPolicy, 'checkPermission',
-                        counted)
-    return made
-
-
-def test_a_decision_is_kept_for_the_next_request_of_the_snapshot(
-        site, stock_decisions):
-    nodes = site.nodes(0)
-    IPrincipalPermissionManager(nodes[1]).grantPermissionToPrincipal(
-        'perm.view', 'alice')
-    site.managers[0].commit()
-    nodes = site.nodes(0)
-    assert check_in_interaction('alice', 'perm.view', nodes) == [
-        False, True, True]
-    # node1 grants; node0 grants nothing: the global decision (None);
-    # node2 inherits node1's
-    assert [ob for ob, permission in stock_decisions] == [None, nodes[1]]
-    assert len(_shared[site.db].decisions) == 1
-    del stock_decisions[:]
-    assert check_in_interaction('alice', 'perm.view', nodes) == [
-        False, True, True]
-    assert stock_decisions == [(None, 'perm.view')]  # not kept: cheap
-    # another principal, another permission: decided anew
-    assert check_in_interaction('bob', 'perm.view', nodes) == [False] * 3
-    assert check_in_interaction('alice', 'perm.edit', nodes) == [False] * 3
-    assert [ob for ob, permission in stock_decisions[1:]] == [
-        None, nodes[1], None, nodes[1]]
-
-
-@pytest.mark.parametrize('change', ['grant', 'unset', 'clear'])
-def test_a_global_grant_changed_between_requests_is_seen_at_the_next(
-        site, stock_decisions, change):
-    nodes = site.nodes(0)
-    IPrincipalRoleManager(nodes[1]).assignRoleToPrincipal(
-        'role.reader', 'alice')
-    site.managers[0].commit()
-    nodes = site.nodes(0)
-    if change != 'grant':
-        rolePermissionManager.grantPermissionToRole('perm.view',
-                                                    'role.reader')
-    try:
-        before = check_in_interaction('alice', 'perm.view', nodes)
-        assert before == [False, change != 'grant', change != 'grant']
-        if change == 'grant':  # outside any interaction, as ZCML does
-            rolePermissionManager.grantPermissionToRole('perm.view',
-                                                        'role.reader')
-        elif change == 'unset':
-            rolePermissionManager.unsetPermissionFromRole('perm.view',
-                                                          'role.reader')
-        else:
-            rolePermissionManager._clear()  # zope.testing's clean-up
-        after = check_in_interaction('alice', 'perm.view', nodes)
-        assert after == [False] + [change == 'grant'] * 2
-    finally:
-        rolePermissionManager._clear()
-
-
-def test_principals_in_other_groups_are_decided_apart(site):
-    nodes = site.nodes(0)
-    IPrincipalPermissionManager(nodes[0]).grantPermissionToPrincipal(
-        'perm.view', 'group.all')
-    site.managers[0].commit()
-    nodes = site.nodes(0)
-
-    def check(groups):
-        setSecurityPolicy(ZopeSecurityPolicy)
-        newInteraction(Participation(Principal('alice', groups)))
-        try:
-            return interaction_check('perm.view', nodes[2])
-        finally:
-            endInteraction()
-
-    # group.staff is in group.all (``Authentication``)
-    assert [check(()), check(('group.staff',)), check(())] == [
-        False, True, False]
-
-
-class DynamicGrants:
-    """A local map of another kind, whose settings change without a
-    commit (it reads a module global)."""
-
-    allowed = False
-
-    def __init__(self, context):
-        self.context = context
-
-    def getPrincipalsForPermission(self, permission):
-        return [('alice', Allow if self.allowed else Deny)]
-
-    def getPermissionsForPrincipal(self, principal_id):
-        return []
-
-    def getSetting(self, permission, principal_id, default=Unset):
-        return Allow if self.allowed else Deny
-
-    def getPrincipalsAndPermissions(self):
-        return []
-
-
-def test_a_local_map_of_another_kind_keeps_its_decisions_per_request(site):
-    provideAdapter(DynamicGrants, (PersistentNode,), IPrincipalPermissionMap)
-    nodes = site.nodes(0)
-    assert check_in_interaction('alice', 'perm.view', nodes) == [False] * 3
-    DynamicGrants.allowed = True
-    try:
-        assert check_in_interaction('alice', 'perm.view', nodes) == [
-            True] * 3
-    finally:
-        DynamicGrants.allowed = False
-    assert _shared[site.db].decisions == {}
-
-
-def test_a_non_persistent_parent_keeps_decisions_per_request(site):
-    nodes = site.nodes(0)
-    IPrincipalPermissionManager(nodes[0]).grantPermissionToPrincipal(
-        'perm.view', 'alice')
-    site.managers[0].commit()
-    nodes = site.nodes(0)
-    page = PersistentNode(Annotatable(nodes[0]))
-    page._p_jar, page._p_oid = nodes[0]._p_jar, b'\0' * 7 + b'\x7f'
-    IPrincipalPermissionManager(page.__parent__).grantPermissionToPrincipal(
-        'perm.view', 'bob')
-    assert check_in_interaction('bob', 'perm.view', [page]) == [True]
-    assert _shared[site.db].decisions == {}
-
-
-def test_the_per_request_policy_keeps_no_decision(site):
-    nodes = site.nodes(0)
-    IPrincipalPermissionManager(nodes[1]).grantPermissionToPrincipal(
-        'perm.view', 'alice')
-    site.managers[0].commit()
-    setSecurityPolicy(PerRequestSecurityPolicy)
-    newInteraction(Participation(Principal('alice')))
-    try:
-        assert interaction_check('perm.view', site.nodes(0)[2])
-    finally:
-        endInteraction()
-    assert _shared[site.db].decisions == {}
-    assert _shared[site.db].table  # grants-nothing is still shared
-
-
-def test_a_full_decision_table_is_emptied(site, monkeypatch):
-    monkeypatch.setattr(securitypolicy, 'MAX_SHARED', 2)
-    nodes = site.nodes(0)
-    for node in nodes:
-        IPrincipalPermissionManager(node).grantPermissionToPrincipal(
-            'perm.view', 'alice')
-    site.managers[0].commit()
-    nodes = site.nodes(0)
-    assert check_in_interaction('alice', 'perm.view', nodes) == [True] * 3
-    assert len(_shared[site.db].decisions) <= 2
-    assert check_in_interaction('alice', 'perm.view', nodes) == [True] * 3
