@@ -21,6 +21,7 @@ from zope.security.checker import NamesChecker
 from zope.security.checker import ProxyFactory
 from zope.security.checker import defineChecker
 from zope.security.interfaces import ForbiddenAttribute
+from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
 from zope.pipeline import factories
@@ -342,3 +343,22 @@ def test_a_content_type_that_is_not_text_fails_as_in_zope_publisher(
             response.setResult('x')
         failed.append(str(info.value))
     assert failed[0] == failed[1]
+
+
+@pytest.mark.parametrize('stock, make', [
+    (BrowserRequest, factories.browser),
+    (HTTPRequest, factories.http),
+])
+def test_a_proxied_request_is_checked_as_zope_publishers(clean_zope,
+                                                         stock, make):
+    # a template's view/request/URL: the request proxied, as classic
+    # Zope's is, by the checker declared for zope.publisher's class
+    request = make(io.BytesIO(b''), environ_for())
+    with pytest.raises(ForbiddenAttribute):
+        ProxyFactory(request).getURL()
+    defineChecker(stock, NamesChecker(['getURL', 'response']))
+    proxied = ProxyFactory(request)
+    assert proxied.getURL() == request.getURL()
+    assert removeSecurityProxy(proxied.response) is request.response
+    with pytest.raises(ForbiddenAttribute):
+        proxied.processInputs()

@@ -54,6 +54,7 @@ from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 from zope.publisher.skinnable import getDefaultSkin
 from zope.publisher.skinnable import setDefaultSkin
 from zope.security.checker import getCheckerForInstancesOf
+from zope.security.checker import selectChecker
 
 from zope.pipeline.components import adapter_factory
 from zope.pipeline.components import query_multi_adapter
@@ -433,7 +434,10 @@ class StockChecker:
     def __get__(self, instance, owner):
         if instance is None:
             return self
-        return getCheckerForInstancesOf(self.stock)
+        # without a declaration, the default checker, as for any class
+        # (a None here would make the proxy raise ValueError)
+        return (getCheckerForInstancesOf(self.stock)
+                or selectChecker(instance))
 
 
 class RememberedCharset(publisher_http.HTTPResponse):
@@ -556,6 +560,9 @@ class BrowserRequest(RememberedLocale, RememberedURL, LinearCookies,
     # zope.interface gives the class a read-only ClassProvides)
     __slots__ = ('__provides__',)
 
+    # proxied as zope.publisher's class is (``<class>`` in its ZCML)
+    __Security_checker__ = StockChecker(publisher_browser.BrowserRequest)
+
     def _createResponse(self):
         return BrowserResponse()
 
@@ -567,6 +574,9 @@ class HTTPRequest(RememberedLocale, RememberedURL, LinearCookies,
     # a slot of its own, as zope.publisher's classes declare (else
     # zope.interface gives the class a read-only ClassProvides)
     __slots__ = ('__provides__',)
+
+    # proxied as zope.publisher's class is (``<class>`` in its ZCML)
+    __Security_checker__ = StockChecker(publisher_http.HTTPRequest)
 
     def _createResponse(self):
         return HTTPResponse()
