@@ -123,7 +123,7 @@ FULL = Plan(
     mode='full',
     configs=[ServerConfig('waitress', 1, 4), ServerConfig('mod_wsgi', 1, 4),
              ServerConfig('mod_wsgi', 2, 1), ServerConfig('mod_wsgi', 4, 1),
-             ServerConfig('mod_wsgi', 2, 2)],
+             ServerConfig('mod_wsgi', 2, 2), ServerConfig('paste', 1, 10)],
     storages=['sqlite', 'mysql'], concurrencies=[1, 8],
     keep_alive=[False, True], requests=1000, repeats=3, warmup=300,
     inprocess_iterations=200, inprocess_batches=15, startup_repeats=5,

@@ -87,7 +87,7 @@ def test_the_plans_loads_and_description():
     described = harness.FULL.describe()
     assert described['configs'] == ['waitress 1x4', 'mod_wsgi 1x4',
                                     'mod_wsgi 2x1', 'mod_wsgi 4x1',
-                                    'mod_wsgi 2x2']
+                                    'mod_wsgi 2x2', 'paste 1x10']
     assert described['write_config'] == 'mod_wsgi 2x2'
 
 
