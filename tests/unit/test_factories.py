@@ -75,9 +75,10 @@ over_factories = pytest.mark.parametrize('factory, stock, method', [
 #: tests/unit/test_remembered_responses.py).
 LINEAR_WORK = {
     BrowserRequest: ((factories.LinearCookies, factories.BoundedCharsets),
-                     {'_createResponse'}),
+                     {'_createResponse', '__Security_checker__'}),
     XMLRPCRequest: ((factories.LinearCookies,), {'processInputs'}),
-    HTTPRequest: ((factories.LinearCookies,), {'_createResponse'}),
+    HTTPRequest: ((factories.LinearCookies,),
+                  {'_createResponse', '__Security_checker__'}),
 }
 
 
@@ -87,7 +88,9 @@ def test_requests_are_zope_publisher_requests_but_for_locale_and_url(
     """The classes made differ from zope.publisher's in ``setupLocale``
     and ``getURL`` (and a ``repr`` naming zope.publisher's class, as the
     classic publisher's requests did), and in what would cost more than
-    linear work (``LINEAR_WORK``) alone: every other attribute is
+    linear work (``LINEAR_WORK``, with the responses they make and the
+    checker of zope.publisher's class they are proxied with) alone:
+    every other attribute is
     zope.publisher's, the instances have the same slots (no ``__dict__``
     where zope.publisher's have none) and provide the same interfaces."""
     request = factory(io.BytesIO(b''), environ_for(method, 'text/xml'))
