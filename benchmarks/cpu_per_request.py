@@ -27,6 +27,8 @@ import subprocess
 import tempfile
 import time
 
+from zope.pipeline.wsgi import ClosingIterator
+
 from benchmarks import peers
 from benchmarks import serverside
 from benchmarks.loadgen import Load
@@ -79,26 +81,10 @@ class InAppTimer:
     def __call__(self, environ, start_response):
         started = time.thread_time()
         body = self.app(environ, start_response)
-        return TimedBody(body, self, started)
-
-
-class TimedBody:
-
-    def __init__(self, body, timer, started):
-        self.body = body
-        self.timer = timer
-        self.started = started
-
-    def __iter__(self):
-        return iter(self.body)
-
-    def close(self):
-        try:
-            close = getattr(self.body, 'close', None)
-            if close is not None:
-                close()
-        finally:
-            self.timer.add(time.thread_time() - self.started)
+        # zope.pipeline's own wrapper: close() forwarded exactly once, the
+        # time added after it even if closing the body raises
+        return ClosingIterator(
+            body, lambda: self.add(time.thread_time() - started))
 
 
 def in_app(directory):
