@@ -165,11 +165,10 @@ def client_address(environ, trusted, proxies):
     cannot be known (an unknown or hidden node, or forwarded headers from
     a proxy that is not trusted)."""
     if not trusted:
-        get = environ.get
-        if get('HTTP_FORWARDED') or get('HTTP_X_FORWARDED_FOR') or \
-                get('HTTP_X_REAL_IP'):  # FORWARDED_FOR_KEYS
-            return ''
-        return remote_text(get('REMOTE_ADDR', ''))
+        for key in FORWARDED_FOR_KEYS:
+            if environ.get(key):
+                return ''
+        return remote_text(environ.get('REMOTE_ADDR', ''))
     remote = parse_address(environ.get('REMOTE_ADDR', ''))
     address = remote
     for node in reversed(forwarded_for(environ)):
