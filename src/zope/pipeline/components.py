@@ -278,17 +278,34 @@ def adapt_proxied(ob, interface, lookup1):
         return None
 
 
+#: What ``hooked_factory`` answers when the factory cannot be told.
+UNKNOWN = object()
+
+
+def hooked_factory(ob, interface):
+    """The factory ``interface(ob, None)`` calls for ``ob`` (proxied or
+    not), looked up as zope.component's hook looks it up
+    (``hooked_lookup1``) for the interfaces ``interfaces_of`` reads: None
+    when there is none; ``UNKNOWN`` when something else comes first or
+    decides (``ob`` has a ``__conform__`` or provides ``interface``, or the
+    hooks are not zope.component's own)."""
+    if getattr(ob, '__conform__', None) is not None:
+        return UNKNOWN
+    lookup1 = hooked_lookup1(interface)
+    if lookup1 is None:
+        return UNKNOWN
+    spec = interfaces_of(ob)
+    if spec.isOrExtends(interface):
+        return UNKNOWN
+    return lookup1(spec, interface, '')
+
+
 def adapter_factory(ob, interface):
     """The factory ``interface(ob, None)`` calls for an unproxied ``ob``
     that has no ``__conform__`` and does not provide ``interface``, looked
-    up as zope.component's hook looks it up (``hooked_lookup1``); None when
+    up as zope.component's hook looks it up (``hooked_factory``); None when
     there is none or when ``ob`` or the hooks are not of that kind."""
-    if type(ob) is Proxy or getattr(ob, '__conform__', None) is not None:
+    if type(ob) is Proxy:
         return None
-    lookup1 = hooked_lookup1(interface)
-    if lookup1 is None:
-        return None
-    spec = providedBy(ob)
-    if spec.isOrExtends(interface):
-        return None
-    return lookup1(spec, interface, '')
+    factory = hooked_factory(ob, interface)
+    return None if factory is UNKNOWN else factory

@@ -29,7 +29,6 @@ import weakref
 from persistent import Persistent
 from zope.component import getGlobalSiteManager
 from zope.component import getSiteManager
-from zope.interface import providedBy
 from zope.interface import provider
 from zope.security.checker import CheckerPublic
 from zope.security.interfaces import ISecurityPolicy
@@ -40,7 +39,7 @@ from zope.securitypolicy.interfaces import IPrincipalRoleMap
 from zope.securitypolicy.interfaces import IRolePermissionMap
 from zope.securitypolicy.securitymap import SecurityMap
 
-from zope.pipeline.components import hooked_lookup1
+from zope.pipeline.components import hooked_factory
 from zope.pipeline.components import query_adapter
 
 #: The local maps the stock policy reads on every object of a path.
@@ -52,18 +51,13 @@ MAX_SHARED = 100000
 
 def has_no_local_maps(ob):
     """True when no adapter to a local map applies to ``ob`` at all (a
-    view, most content): it has no ``__conform__``, provides none of
-    ``LOCAL_MAPS`` and the current site's adapter lookup, asked as
-    zope.component's hook asks it (``components.hooked_lookup1``), has no
-    factory for its interfaces.  False when one applies or when the hooks
-    are not zope.component's own (then ``query_adapter`` asks)."""
-    if getattr(ob, '__conform__', None) is not None:
-        return False
-    spec = providedBy(ob)
+    view, most content): the current site's adapter lookup, asked as
+    zope.component's hook asks it (``components.hooked_factory``), has no
+    factory for any of ``LOCAL_MAPS``.  False when one applies or when that
+    cannot be told (a ``__conform__``, ``ob`` providing a map, hooks that
+    are not zope.component's own: then ``query_adapter`` asks)."""
     for interface in LOCAL_MAPS:
-        lookup1 = hooked_lookup1(interface)
-        if lookup1 is None or spec.isOrExtends(interface) \
-                or lookup1(spec, interface, '') is not None:
+        if hooked_factory(ob, interface) is not None:
             return False
     return True
 

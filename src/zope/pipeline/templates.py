@@ -61,8 +61,7 @@ from zope.traversing.adapters import traversePathElement
 from zope.traversing.interfaces import ITraversable
 from zope.traversing.interfaces import TraversalError
 
-from zope.pipeline.components import hooked_lookup1
-from zope.pipeline.components import interfaces_of
+from zope.pipeline.components import hooked_factory
 from zope.pipeline.components import query_adapter
 from zope.pipeline.privatefiles import private_directory
 
@@ -142,17 +141,9 @@ def step(base, name, path_items, request):
 def inline_factory(base):
     """The ``ITraversable`` factory ``query_adapter(base, ITraversable)``
     would call for the proxied ``base``, when it is one of ``INLINE``
-    and nothing comes before it (no ``__conform__``, ``base`` does not
-    provide ``ITraversable``, zope.component's hook alone); else None."""
-    if getattr(base, '__conform__', None) is not None:
-        return None
-    lookup1 = hooked_lookup1(ITraversable)
-    if lookup1 is None:
-        return None
-    spec = interfaces_of(base)
-    if spec.isOrExtends(ITraversable):
-        return None
-    factory = lookup1(spec, ITraversable, '')
+    and nothing comes before it (``components.hooked_factory``); else
+    None."""
+    factory = hooked_factory(base, ITraversable)
     return factory if factory in INLINE else None
 
 
