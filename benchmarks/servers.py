@@ -201,26 +201,30 @@ class Server:
         self._signal(signal.SIGKILL, group=True)
 
 
-class WaitressServer(Server):
+class ThreadedServer(Server):
+    """A Python server in one process with ``threads`` threads, started as
+    ``python -m <module> SCRIPT --port PORT --threads N``."""
+
+    stop_signal = signal.SIGINT
+    #: The module that serves the script.
+    module = None
+
+    def command(self):
+        return [sys.executable, '-m', self.module,
+                self.script, '--port', str(self.port),
+                '--threads', str(self.config.threads)]
+
+
+class WaitressServer(ThreadedServer):
     """waitress in one process with ``threads`` threads."""
 
-    stop_signal = signal.SIGINT
-
-    def command(self):
-        return [sys.executable, '-m', 'benchmarks.waitress_server',
-                self.script, '--port', str(self.port),
-                '--threads', str(self.config.threads)]
+    module = 'benchmarks.waitress_server'
 
 
-class PasteServer(Server):
+class PasteServer(ThreadedServer):
     """paste.httpserver in one process, its pool of ``threads`` workers."""
 
-    stop_signal = signal.SIGINT
-
-    def command(self):
-        return [sys.executable, '-m', 'benchmarks.paste_server',
-                self.script, '--port', str(self.port),
-                '--threads', str(self.config.threads)]
+    module = 'benchmarks.paste_server'
 
 
 class ModWsgiServer(Server):
