@@ -298,9 +298,18 @@ def run(args, argv=None, log=print):
     return 0
 
 
-def main(argv=None):
+def build_parser():
     parser = argparse.ArgumentParser(
         prog='python -m benchmarks', description=__doc__.split('\n\n')[0])
     add_arguments(parser)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def parse_args(*argv):
+    """The options of ``python -m benchmarks ARGV...``."""
+    return build_parser().parse_args(argv)
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     return run(args, argv)

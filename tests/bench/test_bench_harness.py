@@ -1,7 +1,6 @@
 """A whole (tiny) benchmark run, the start-up measurements, and the
 commands that drive them."""
 
-import argparse
 import dataclasses
 import json
 import os
@@ -156,10 +155,7 @@ def test_an_unknown_server_answer_during_start_up_is_an_error():
 # -- the command
 
 
-def parse(*argv):
-    parser = argparse.ArgumentParser()
-    cli.add_arguments(parser)
-    return parser.parse_args(argv)
+parse = cli.parse_args
 
 
 def test_options_change_the_plan():

@@ -2,7 +2,6 @@
 paste.httpserver and mod_wsgi, interleaved pair by pair, its table and its
 options."""
 
-import argparse
 import dataclasses
 import json
 
@@ -18,10 +17,7 @@ PASTE = ServerConfig('paste', 1, 10)
 MOD_WSGI = ServerConfig('mod_wsgi', 2, 1)
 
 
-def parsed(*argv):
-    parser = argparse.ArgumentParser()
-    cli.add_arguments(parser)
-    return parser.parse_args(argv)
+parsed = cli.parse_args
 
 
 def test_paste_alone_serves_the_classic_publisher_and_the_pipeline():

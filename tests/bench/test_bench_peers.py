@@ -1,7 +1,6 @@
 """The peers comparison: each peer serves the page, the interleaving, the
 table with its ratios, and the ``--peers`` command."""
 
-import argparse
 import dataclasses
 import json
 import os
@@ -394,10 +393,7 @@ def test_results_md_has_the_peers_section_its_method_and_command():
 # -- the command
 
 
-def parsed(*argv):
-    parser = argparse.ArgumentParser()
-    cli.add_arguments(parser)
-    return parser.parse_args(argv)
+parsed = cli.parse_args
 
 
 def test_peers_alone_is_the_issues_comparison():
