@@ -66,6 +66,26 @@ def test_principal_with_the_permission_sees_the_protected_view(app):
     assert response.text == 'Secret of manfred'
 
 
+def test_decisions_kept_across_requests_still_refuse_anonymous(app):
+    """The view's decision is the global one (nothing in the database
+    grants anything): kept across requests per principal, groups and
+    permission, and ended by a change of the global maps."""
+    from zope.securitypolicy.principalpermission import (
+        principalPermissionManager)
+    for _ in range(2):
+        app.get('/herd/manfred/@@secret', status=401)
+        app.get('/herd/manfred/@@secret', headers=VISITOR, status=403)
+        app.get('/herd/manfred/@@secret', headers=KEEPER, status=200)
+    principalPermissionManager.grantPermissionToPrincipal(
+        'viewchecked.secret', 'viewchecked.visitor')
+    app.get('/herd/manfred/@@secret', headers=VISITOR, status=200)
+    app.get('/herd/manfred/@@secret', status=401)
+    principalPermissionManager.unsetPermissionForPrincipal(
+        'viewchecked.secret', 'viewchecked.visitor')
+    app.get('/herd/manfred/@@secret', headers=VISITOR, status=403)
+    app.get('/herd/manfred/@@secret', status=401)
+
+
 def test_untrusted_view_stays_proxied_and_checked(app):
     app.get('/herd/manfred/@@untrusted', status=401)
     app.get('/herd/manfred/@@untrusted', headers=VISITOR, status=403)

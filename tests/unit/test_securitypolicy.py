@@ -29,8 +29,11 @@ from zope.security.management import endInteraction
 from zope.security.management import newInteraction
 from zope.security.management import queryInteraction
 from zope.security.management import setSecurityPolicy
+from zope.security.management import system_user
 from zope.securitypolicy import zopepolicy
+from zope.securitypolicy.interfaces import Allow
 from zope.securitypolicy.interfaces import IPrincipalPermissionManager
+from zope.securitypolicy.interfaces import IPrincipalPermissionMap
 from zope.securitypolicy.interfaces import IPrincipalRoleManager
 from zope.securitypolicy.interfaces import IPrincipalRoleMap
 from zope.securitypolicy.interfaces import IRole
@@ -46,13 +49,18 @@ from zope.securitypolicy.rolepermission import AnnotationRolePermissionManager
 from zope.securitypolicy.rolepermission import rolePermissionManager
 from zope.securitypolicy.tests import test_zopepolicy
 
+from zope.pipeline import securitypolicy
+from zope.pipeline.securitypolicy import ROOTED
+from zope.pipeline.securitypolicy import PerRequestSecurityPolicy
 from zope.pipeline.securitypolicy import ZopeSecurityPolicy
 from zope.pipeline.securitypolicy import _shared
 from zope.pipeline.securitypolicy import clear_shared_grants
+from zope.pipeline.securitypolicy import global_decisions
 from zope.pipeline.securitypolicy import grants_nothing
 from zope.pipeline.securitypolicy import has_no_local_maps
 from zope.pipeline.securitypolicy import shared_grants
 from zope.pipeline.securitypolicy import snapshot_of
+from zope.pipeline.securitypolicy import watch_global_maps
 
 PRINCIPALS = ('alice', 'bob', 'group.staff', 'group.all')
 PERMISSIONS = ('perm.view', 'perm.edit')
@@ -551,3 +559,316 @@ def test_an_object_that_conforms_or_other_hooks_are_asked_the_stock_way(
     resetHooks()
     assert not has_no_local_maps(View(None))
     assert grants_nothing(View(None))
+
+
+# -- decisions kept across requests: ROOTED objects, global decisions
+
+def global_table():
+    return securitypolicy._global_decisions.table
+
+
+@pytest.fixture
+def counted_decisions(monkeypatch):
+    """How many decisions zope.securitypolicy's code has made."""
+    made = []
+    stock = zopepolicy.ZopeSecurityPolicy.cached_decision
+
+    def cached_decision(self, *args):
+        made.append(args)
+        return stock(self, *args)
+
+    monkeypatch.setattr(zopepolicy.ZopeSecurityPolicy, 'cached_decision',
+                        cached_decision)
+    return made
+
+
+def test_an_object_whose_ancestors_grant_nothing_is_rooted(site):
+    nodes = site.nodes(0)
+    check_in_interaction('alice', 'perm.view', nodes[2:])
+    assert set(shared_table(site).values()) == {ROOTED}
+    assert len(shared_table(site)) == 3  # its ancestors were entered
+
+
+def test_a_rooted_decision_of_an_earlier_request_is_reused(
+        site, counted_decisions):
+    principalPermissionManager.grantPermissionToPrincipal('perm.view',
+                                                          'alice')
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        True] * 3
+    assert len(counted_decisions) == 1  # the global one, once
+    site.end(0)
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        True] * 3
+    assert len(counted_decisions) == 1  # the next request made none
+
+
+def test_a_grant_committed_elsewhere_ends_the_rooted_entries(site):
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3
+    site.end(0)
+    with site.managers[1]:
+        IPrincipalPermissionManager(site.nodes(1)[1]).grantPermissionToPrincipal(
+            'perm.view', 'alice')
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False, True, True]
+    assert list(shared_table(site).values()) == [ROOTED, False, True]
+
+
+def test_a_local_grant_in_the_request_is_seen_after_a_shared_decision(
+        site):
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3
+    site.end(0)
+    nodes = site.nodes(0)
+    IPrincipalPermissionManager(nodes[0]).grantPermissionToPrincipal(
+        'perm.view', 'alice')  # not committed: the connection has changed
+    assert check_in_interaction('alice', 'perm.view', nodes) == [True] * 3
+
+
+def test_a_global_grant_added_and_removed_outside_an_interaction_is_seen(
+        site):
+    assert queryInteraction() is None
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3
+    principalPermissionManager.grantPermissionToPrincipal('perm.view',
+                                                          'alice')
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        True] * 3
+    principalPermissionManager.unsetPermissionForPrincipal('perm.view',
+                                                           'alice')
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3
+    principalPermissionManager.denyPermissionToPrincipal('perm.view',
+                                                         'alice')
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3
+
+
+def test_a_global_role_granted_and_assigned_outside_an_interaction_is_seen(
+        site):
+    rolePermissionManager.grantPermissionToRole('perm.view', 'role.reader')
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3
+    principalRoleManager.assignRoleToPrincipal('role.reader', 'alice')
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        True] * 3
+    rolePermissionManager.denyPermissionToRole('perm.view', 'role.reader')
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3
+    rolePermissionManager.grantPermissionToRole('perm.view', 'role.reader')
+    principalRoleManager.removeRoleFromPrincipal('role.reader', 'alice')
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3
+
+
+def test_a_global_map_cleared_is_seen(site):
+    principalPermissionManager.grantPermissionToPrincipal('perm.view',
+                                                          'alice')
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        True] * 3
+    principalPermissionManager._clear()
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3
+
+
+def test_a_global_map_cleared_by_the_testing_cleanup_is_seen(site):
+    import zope.testing.cleanup
+    principalPermissionManager.grantPermissionToPrincipal('perm.view',
+                                                          'alice')
+    nodes = site.nodes(0)
+    assert check_in_interaction('alice', 'perm.view', nodes) == [True] * 3
+    zope.testing.cleanup.cleanUp()  # holds the bound _clear, not ours
+    setHooks()
+    assert check_in_interaction('alice', 'perm.view', nodes) == [False] * 3
+
+
+def test_a_global_grant_made_during_an_interaction_is_seen_at_once(site):
+    nodes = site.nodes(0)
+    setSecurityPolicy(ZopeSecurityPolicy)
+    newInteraction(Participation(Principal('alice')))
+    try:
+        assert not interaction_check('perm.view', nodes[2])
+        principalPermissionManager.grantPermissionToPrincipal('perm.view',
+                                                              'alice')
+        assert interaction_check('perm.view', nodes[2])
+    finally:
+        endInteraction()
+
+
+def test_another_principal_is_decided_for_itself(site):
+    principalPermissionManager.grantPermissionToPrincipal('perm.view',
+                                                          'alice')
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        True] * 3
+    assert check_in_interaction('bob', 'perm.view', site.nodes(0)) == [
+        False] * 3
+
+
+def test_another_permission_is_decided_for_itself(site):
+    principalPermissionManager.grantPermissionToPrincipal('perm.view',
+                                                          'alice')
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        True] * 3
+    assert check_in_interaction('alice', 'perm.edit', site.nodes(0)) == [
+        False] * 3
+
+
+def check_as(principal, permission, objects):
+    setSecurityPolicy(ZopeSecurityPolicy)
+    newInteraction(Participation(principal))
+    try:
+        return [interaction_check(permission, ob) for ob in objects]
+    finally:
+        endInteraction()
+
+
+def test_other_groups_of_the_same_principal_are_decided_for_themselves(
+        site):
+    principalPermissionManager.grantPermissionToPrincipal('perm.view',
+                                                          'group.all')
+    nodes = site.nodes(0)
+    assert check_as(Principal('alice'), 'perm.view', nodes) == [False] * 3
+    assert check_as(Principal('alice', ('group.staff',)), 'perm.view',
+                    nodes) == [True] * 3  # group.staff is in group.all
+    assert check_as(Principal('alice'), 'perm.view', nodes) == [False] * 3
+
+
+class ChangingAuthentication:
+    """Groups whose members change at run time (a group of a group)."""
+
+    def __init__(self):
+        self.member_of = {}
+
+    def getPrincipal(self, id):
+        return Principal(id, self.member_of.get(id, ()))
+
+
+def test_a_group_joining_another_group_is_seen_by_the_next_request(site):
+    authentication = ChangingAuthentication()
+    provideUtility(authentication, IAuthentication)
+    principalPermissionManager.grantPermissionToPrincipal('perm.view',
+                                                          'group.all')
+    alice = Principal('alice', ('group.staff',))
+    nodes = site.nodes(0)
+    assert check_as(alice, 'perm.view', nodes) == [False] * 3
+    authentication.member_of['group.staff'] = ('group.all',)
+    assert check_as(alice, 'perm.view', nodes) == [True] * 3
+    del authentication.member_of['group.staff']
+    assert check_as(alice, 'perm.view', nodes) == [False] * 3
+
+
+def test_every_participation_is_in_the_key(site):
+    principalPermissionManager.grantPermissionToPrincipal('perm.view',
+                                                          'alice')
+    nodes = site.nodes(0)
+    setSecurityPolicy(ZopeSecurityPolicy)
+    newInteraction(Participation(Principal('alice')),
+                   Participation(system_user),
+                   Participation(Principal('alice')))
+    try:
+        assert interaction_check('perm.view', nodes[2])
+    finally:
+        endInteraction()
+    newInteraction(Participation(Principal('alice')),
+                   Participation(Principal('bob')))
+    try:
+        assert not interaction_check('perm.view', nodes[2])
+    finally:
+        endInteraction()
+
+
+def test_a_new_local_map_registration_is_seen_by_the_next_request(site):
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3
+
+    class AliceMayView:
+        def __init__(self, context):
+            pass
+
+        def getSetting(self, permission, principal, default=None):
+            return Allow if principal == 'alice' else default
+
+    site.end(0)
+    provideAdapter(AliceMayView, (PersistentNode,), IPrincipalPermissionMap)
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        True] * 3
+
+
+def test_an_object_under_a_plain_parent_is_not_rooted(site):
+    nodes = site.nodes(0)
+    page = PersistentNode(Plain(None))
+    site.connections[0].add(page)
+    site.managers[0].commit()
+    assert check_in_interaction('alice', 'perm.view', [page]) == [False]
+    assert shared_table(site)[page._p_oid] is True
+    principalPermissionManager.grantPermissionToPrincipal('perm.view',
+                                                          'alice')
+    assert check_in_interaction('alice', 'perm.view', [page]) == [True]
+    assert check_in_interaction('alice', 'perm.view', nodes) == [True] * 3
+
+
+def test_replaced_readers_of_the_global_maps_are_read_the_stock_way(
+        site, monkeypatch):
+    nodes = site.nodes(0)
+    assert check_in_interaction('alice', 'perm.view', nodes) == [False] * 3
+    monkeypatch.setattr(zopepolicy, 'globalPrincipalPermissionSetting',
+                        lambda permission, principal, default: Allow)
+    assert global_decisions() is None
+    assert check_in_interaction('alice', 'perm.view', nodes) == [True] * 3
+
+
+def test_the_per_request_policy_keeps_no_global_decision(site):
+    securitypolicy.global_maps_changed()
+    setSecurityPolicy(PerRequestSecurityPolicy)
+    newInteraction(Participation(Principal('alice')))
+    try:
+        assert not interaction_check('perm.view', site.nodes(0)[2])
+    finally:
+        endInteraction()
+    assert global_decisions() == {}
+
+
+def test_global_decisions_are_forgotten_when_too_many(site, monkeypatch):
+    monkeypatch.setattr(securitypolicy, 'MAX_GLOBAL_DECISIONS', 2)
+    nodes = site.nodes(0)
+    for principal in ('alice', 'bob', 'carol'):
+        check_in_interaction(principal, 'perm.view', nodes)
+    assert len(global_table()) == 1  # emptied before carol's
+
+
+def test_watching_the_global_maps_twice_watches_them_once():
+    before = principalPermissionManager._clear
+    watch_global_maps()
+    assert principalPermissionManager._clear is before
+
+
+def test_a_change_that_fails_still_makes_a_new_state(monkeypatch):
+    state = securitypolicy.maps_state
+
+    def fails():
+        raise RuntimeError('no interaction cache')
+
+    watched = securitypolicy._then_changed(fails)
+    with pytest.raises(RuntimeError):
+        watched()
+    assert securitypolicy.maps_state is not state
+
+
+def test_a_participation_added_after_a_global_decision_is_checked_again(
+        site):
+    principalPermissionManager.grantPermissionToPrincipal('perm.view',
+                                                          'alice')
+    node = site.nodes(0)[2]
+    setSecurityPolicy(ZopeSecurityPolicy)
+    newInteraction(Participation(Principal('alice')))
+    interaction = queryInteraction()
+    try:
+        assert interaction.checkPermission('perm.view', node)
+        bob = Participation(Principal('bob'))
+        interaction.add(bob)
+        assert not interaction.checkPermission('perm.edit', node)
+        assert not interaction.checkPermission('perm.view', node)
+        interaction.remove(bob)
+        assert interaction.checkPermission('perm.view', node)
+    finally:
+        endInteraction()

@@ -13,13 +13,24 @@ shortcuts, none of which changes an answer:
   (``SharedGrants``): a commit anywhere, by any process, is a new
   snapshot and starts afresh; a request that has changed objects neither
   reads nor writes it;
+- the same table says of a persistent object whose ancestors, up to the
+  root (``__parent__`` None), are persistent objects of its connection
+  that grant nothing either, that it is ``ROOTED``: every principal's
+  decision on it is the global one, asked at once;
+- the global decision (zope.securitypolicy's decision for ``None``: the
+  global maps only) is remembered across requests per permission and
+  participations (principal ids and their groups, found per interaction
+  as the stock policy finds them) for as long as the three global maps
+  are unchanged (``GlobalDecisions``): their mutating methods make a new
+  ``maps_state`` (``watch_global_maps``);
 - a check already made in an interaction (same object, same permission,
   same participations) is answered from the interaction.
 
-Decisions themselves are never kept across requests, so global grants and
-principals' groups are read as the stock policy reads them.  A grant made
-during an interaction drops its caches (``invalidate_cache``), as the
-stock policy does, and turns the shared table off for the rest of it.
+Decisions on objects that grant something, and principals' groups, are
+never kept across requests.  A grant made during an interaction drops its
+caches (``invalidate_cache``), as the stock policy does, and turns the
+shared table off for the rest of it.  ``share_decisions = False`` on a
+subclass (``PerRequestSecurityPolicy``) keeps no decision across requests.
 docs/performance.md says what each shortcut buys.
 """
 
@@ -32,11 +43,15 @@ from zope.component import getSiteManager
 from zope.interface import provider
 from zope.security.checker import CheckerPublic
 from zope.security.interfaces import ISecurityPolicy
+from zope.security.management import system_user
 from zope.security.proxy import removeSecurityProxy
 from zope.securitypolicy import zopepolicy
 from zope.securitypolicy.interfaces import IPrincipalPermissionMap
 from zope.securitypolicy.interfaces import IPrincipalRoleMap
 from zope.securitypolicy.interfaces import IRolePermissionMap
+from zope.securitypolicy.principalpermission import principalPermissionManager
+from zope.securitypolicy.principalrole import principalRoleManager
+from zope.securitypolicy.rolepermission import rolePermissionManager
 from zope.securitypolicy.securitymap import SecurityMap
 
 from zope.pipeline.components import hooked_factory
@@ -47,6 +62,14 @@ LOCAL_MAPS = (IPrincipalPermissionMap, IRolePermissionMap, IPrincipalRoleMap)
 
 #: A shared table is emptied when it holds this many objects.
 MAX_SHARED = 100000
+
+#: The global decisions are forgotten when this many are kept.
+MAX_GLOBAL_DECISIONS = 10000
+
+#: A shared table's value for an object that grants nothing and whose
+#: ancestors, up to the root, are persistent objects of its connection
+#: that grant nothing either (truthy: it grants nothing).
+ROOTED = 'rooted'
 
 
 def has_no_local_maps(ob):
@@ -156,10 +179,108 @@ def clear_shared_grants():
     _shared.clear()
 
 
+# -- the global maps and the decisions read from them alone
+
+#: The maps zope.securitypolicy's policy reads for the root's parent.
+GLOBAL_MAPS = (principalPermissionManager, rolePermissionManager,
+               principalRoleManager)
+
+#: What zope.securitypolicy's policy reads them with (bound at its import).
+GLOBAL_READERS = (zopepolicy.globalPrincipalPermissionSetting,
+                  zopepolicy.globalRolesForPermission,
+                  zopepolicy.globalRolesForPrincipal)
+
+#: A new object whenever a global map has changed (compared by identity:
+#: never the same twice, and no lock needed to make one).
+maps_state = object()
+
+
+def global_maps_changed():
+    """Called after a global map has changed: a new ``maps_state``."""
+    global maps_state
+    maps_state = object()
+
+
+def watch_global_maps(maps=GLOBAL_MAPS):
+    """Make every change of ``maps`` (``addCell``/``delCell`` through
+    any of their grant methods, which call ``_invalidated_interaction_cache``
+    after a change, and ``_clear``) call ``global_maps_changed``, inside
+    an interaction or not.  The bound ``_clear`` zope.testing's cleanup
+    holds is followed by ``global_maps_changed`` (registered after it)."""
+    for security_map in maps:
+        if '_clear' in vars(security_map):
+            continue  # watched already
+        security_map._invalidated_interaction_cache = _then_changed(
+            security_map._invalidated_interaction_cache)
+        security_map._clear = _then_changed(security_map._clear)
+
+
+def _then_changed(method):
+    def changed(*args):
+        try:
+            return method(*args)
+        finally:
+            global_maps_changed()
+    return changed
+
+
+watch_global_maps()
+try:
+    from zope.testing.cleanup import addCleanUp
+except ModuleNotFoundError:  # pragma: no cover - zope.testing is absent
+    pass
+else:
+    addCleanUp(global_maps_changed)
+
+
+def global_maps_are_read_as_watched():
+    """Does zope.securitypolicy's policy still read the watched maps?
+    (A test may replace its readers.)"""
+    return (zopepolicy.globalPrincipalPermissionSetting is GLOBAL_READERS[0]
+            and zopepolicy.globalRolesForPermission is GLOBAL_READERS[1]
+            and zopepolicy.globalRolesForPrincipal is GLOBAL_READERS[2])
+
+
+class GlobalDecisions:
+    """Global decisions as of one ``maps_state``: (permission,
+    participations' key) -> bool."""
+
+    __slots__ = ('state', 'table')
+
+    def __init__(self, state):
+        self.state = state
+        self.table = {}
+
+
+_global_decisions = GlobalDecisions(None)
+
+
+def global_decisions():
+    """The table of the current ``maps_state``, or None when the
+    policy's readers are not the watched maps'."""
+    global _global_decisions
+    if not global_maps_are_read_as_watched():
+        return None
+    state = maps_state
+    current = _global_decisions
+    if current.state is not state:
+        current = _global_decisions = GlobalDecisions(state)
+    elif len(current.table) >= MAX_GLOBAL_DECISIONS:
+        current.table.clear()
+    return current.table
+
+
+#: The ``_checked`` key of the global decision (the root's parent, None).
+NONE_ID = id(None)
+
+
 @provider(ISecurityPolicy)
 class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
     """zope.securitypolicy's policy, with its decisions reused where they
     cannot differ (see the module's docstring)."""
+
+    #: Keep global decisions across requests (``GlobalDecisions``)?
+    share_decisions = True
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
@@ -170,7 +291,7 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
     def _clear_shortcuts(self):
         #: (id(object), permission) -> decision, for these participations
         self._checked = {}
-        #: id(object) -> does the object grant nothing locally?
+        #: id(object) -> does the object grant nothing locally (or ROOTED)?
         self._grants_nothing = {}
         #: id(object) -> object: keeps the ids above unique
         self._objects = {}
@@ -178,6 +299,8 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
         self._tables = {}
         #: the entry of ``_tables`` used last
         self._last_table = (None, None, None)
+        #: the participations' part of a global decision's key
+        self._principals = None
 
     def invalidate_cache(self):
         super().invalidate_cache()
@@ -187,10 +310,12 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
     def add(self, participation):
         super().add(participation)
         self._checked = {}
+        self._principals = None
 
     def remove(self, participation):
         super().remove(participation)
         self._checked = {}
+        self._principals = None
 
     def checkPermission(self, permission, object):
         if permission is CheckerPublic:
@@ -201,13 +326,21 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
         decision = self._checked.get(key)
         if decision is not None:
             return decision
+        if object is None:
+            decision = self._checked[key] = self._global_decision(permission)
+            return decision
         # Does the object take its parent's decisions (it grants nothing)?
         inherits = self._grants_nothing.get(ob_id)
-        if inherits is None and object is not None:
+        if inherits is None:
             inherits = self._grants_nothing[ob_id] = \
                 self._shared_inherits(object)
             self._objects[ob_id] = object
-        if inherits:
+        if inherits is ROOTED:
+            # so does every ancestor: the decision is the global one
+            decision = self._checked.get((NONE_ID, permission))
+            if decision is None:
+                decision = self.checkPermission(permission, None)
+        elif inherits:
             # every principal's decision is the parent's (siblings find
             # it decided)
             parent = removeSecurityProxy(getattr(object, '__parent__', None))
@@ -217,13 +350,42 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
         else:
             decision = super().checkPermission(permission, object)
         # ``_objects`` holds the object since its ``_grants_nothing``
-        # entry was made (None needs no holding)
+        # entry was made
         self._checked[key] = decision
         return decision
 
+    def _global_decision(self, permission):
+        """zope.securitypolicy's decision for ``None`` (the global maps
+        only), from ``GlobalDecisions`` when it may be shared."""
+        table = global_decisions() if self.share_decisions else None
+        if table is None:
+            return super().checkPermission(permission, None)
+        principals = self._principals
+        if principals is None:
+            principals = self._principals = self._participations_key()
+        key = (permission, principals)
+        decision = table.get(key)
+        if decision is None:
+            decision = table[key] = super().checkPermission(permission, None)
+        return decision
+
+    def _participations_key(self):
+        """What a global decision depends on beyond the maps: the policy's
+        class and each principal's id and groups (the stock policy's
+        ``_groupsFor``), as the stock ``checkPermission`` reads them:
+        the system user left out, a principal id counted once."""
+        groups = {}
+        for participation in self.participations:
+            principal = participation.principal
+            if principal is system_user or principal.id in groups:
+                continue
+            groups[principal.id] = self._groupsFor(principal)
+        return (type(self), tuple(groups.items()))
+
     def _shared_inherits(self, ob):
         """``grants_nothing(ob)``, from the shared table when ``ob`` is a
-        persistent object of an unchanged database state."""
+        persistent object of an unchanged database state (there ROOTED
+        when its ancestors grant nothing either)."""
         jar = getattr(ob, '_p_jar', None) if self._sharing else None
         if jar is None or not issubclass(type(ob), Persistent):
             return grants_nothing(ob)
@@ -242,11 +404,42 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
         table = entry[2]
         if table is None:
             return grants_nothing(ob)
-        inherits = table.get(oid)
-        if inherits is None:
-            inherits = grants_nothing(ob)
-            if is_clean(jar):  # the adapters may have loaded and changed
-                if len(table) >= MAX_SHARED:
-                    table.clear()
-                table[oid] = inherits
-        return inherits
+        return table_entry(table, jar, oid, ob)
+
+
+def table_entry(table, jar, oid, ob):
+    """The shared table's entry for ``ob`` (persistent, of ``jar``, clean,
+    whose snapshot ``table`` is), made if missing: False (it grants
+    something), ROOTED (see ``rooted``) or True."""
+    inherits = table.get(oid)
+    if inherits is None:
+        inherits = grants_nothing(ob) and rooted(table, jar, ob)
+        if is_clean(jar):  # the adapters may have loaded and changed
+            if len(table) >= MAX_SHARED:
+                table.clear()
+            table[oid] = inherits
+    return inherits
+
+
+def rooted(table, jar, ob):
+    """For ``ob``, which grants nothing: ROOTED when its parent is None, or
+    a persistent object of ``jar`` whose entry is ROOTED; else True."""
+    parent = removeSecurityProxy(getattr(ob, '__parent__', None))
+    if parent is None:
+        return ROOTED
+    if getattr(parent, '_p_jar', None) is not jar \
+            or not issubclass(type(parent), Persistent) \
+            or parent._p_oid is None:
+        return True
+    if table_entry(table, jar, parent._p_oid, parent) is ROOTED:
+        return ROOTED
+    return True
+
+
+@provider(ISecurityPolicy)
+class PerRequestSecurityPolicy(ZopeSecurityPolicy):
+    """``ZopeSecurityPolicy`` keeping no decision across requests (name it
+    in ``<securityPolicy component="..."/>`` to opt out of
+    ``GlobalDecisions``)."""
+
+    share_decisions = False
