@@ -71,7 +71,8 @@ def test_decisions_kept_across_requests_still_refuse_anonymous(app):
     grants anything): kept across requests per principal, groups and
     permission, and ended by a change of the global maps."""
     from zope.securitypolicy.principalpermission import (
-        principalPermissionManager)
+        principalPermissionManager,
+    )
     for _ in range(2):
         app.get('/herd/manfred/@@secret', status=401)
         app.get('/herd/manfred/@@secret', headers=VISITOR, status=403)
