@@ -872,3 +872,25 @@ def test_a_participation_added_after_a_global_decision_is_checked_again(
         assert interaction.checkPermission('perm.view', node)
     finally:
         endInteraction()
+
+
+def test_the_local_maps_are_asked_together_as_each_would_be_alone(
+        grant_adapters):
+    from zope.pipeline.components import hooked_factory
+    from zope.pipeline.securitypolicy import LOCAL_MAPS
+
+    @implementer(IPrincipalRoleMap)
+    class ProvidesAMap(View):
+        pass
+
+    class Conforming(View):
+        def __conform__(self, interface):
+            return None
+
+    assert len({type(interface) for interface in LOCAL_MAPS}) == 1
+    objects = [View(None), Annotatable(None), ProvidesAMap(None),
+               Conforming(None)]
+    alone = [all(hooked_factory(ob, interface) is None
+                 for interface in LOCAL_MAPS) for ob in objects]
+    assert alone == [True, False, False, False]
+    assert [has_no_local_maps(ob) for ob in objects] == alone

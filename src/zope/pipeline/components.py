@@ -300,6 +300,24 @@ def hooked_factory(ob, interface):
     return lookup1(spec, interface, '')
 
 
+def has_no_factory(ob, interfaces):
+    """True when ``hooked_factory(ob, interface)`` is None for each of
+    ``interfaces``, the checks that do not depend on the interface made
+    once (``interfaces`` share their class, so ``hooked_lookup1`` answers
+    alike for each); False when one has a factory or it cannot be told."""
+    if getattr(ob, '__conform__', None) is not None:
+        return False
+    lookup1 = hooked_lookup1(interfaces[0])
+    if lookup1 is None:
+        return False
+    spec = interfaces_of(ob)
+    for interface in interfaces:
+        if spec.isOrExtends(interface) \
+                or lookup1(spec, interface, '') is not None:
+            return False
+    return True
+
+
 def adapter_factory(ob, interface):
     """The factory ``interface(ob, None)`` calls for an unproxied ``ob``
     that has no ``__conform__`` and does not provide ``interface``, looked

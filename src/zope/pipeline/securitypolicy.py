@@ -54,10 +54,11 @@ from zope.securitypolicy.principalrole import principalRoleManager
 from zope.securitypolicy.rolepermission import rolePermissionManager
 from zope.securitypolicy.securitymap import SecurityMap
 
-from zope.pipeline.components import hooked_factory
+from zope.pipeline.components import has_no_factory
 from zope.pipeline.components import query_adapter
 
-#: The local maps the stock policy reads on every object of a path.
+#: The local maps the stock policy reads on every object of a path (of
+#: one class: ``has_no_factory`` asks for them together).
 LOCAL_MAPS = (IPrincipalPermissionMap, IRolePermissionMap, IPrincipalRoleMap)
 
 #: A shared table is emptied when it holds this many objects.
@@ -79,10 +80,7 @@ def has_no_local_maps(ob):
     factory for any of ``LOCAL_MAPS``.  False when one applies or when that
     cannot be told (a ``__conform__``, ``ob`` providing a map, hooks that
     are not zope.component's own: then ``query_adapter`` asks)."""
-    for interface in LOCAL_MAPS:
-        if hooked_factory(ob, interface) is not None:
-            return False
-    return True
+    return has_no_factory(ob, LOCAL_MAPS)
 
 
 def grants_nothing(ob):
