@@ -894,3 +894,25 @@ def test_the_local_maps_are_asked_together_as_each_would_be_alone(
                  for interface in LOCAL_MAPS) for ob in objects]
     assert alone == [True, False, False, False]
     assert [has_no_local_maps(ob) for ob in objects] == alone
+
+
+def test_a_full_shared_table_is_emptied_and_decides_the_same(
+        site, monkeypatch):
+    monkeypatch.setattr(securitypolicy, 'MAX_SHARED', 2)
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3
+    assert len(shared_table(site)) <= 2
+
+
+def test_an_object_changed_by_its_map_adapter_leaves_the_table_alone(
+        site):
+    from zope.securitypolicy.securitymap import SecurityMap
+
+    def touching_map(context):
+        context.touched = True  # the connection has changed objects now
+        return SecurityMap()
+
+    provideAdapter(touching_map, (PersistentNode,), IPrincipalRoleMap)
+    nodes = site.nodes(0)
+    assert check_in_interaction('alice', 'perm.view', nodes) == [False] * 3
+    assert shared_table(site) == {}
