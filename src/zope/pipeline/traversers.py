@@ -15,7 +15,11 @@ from zope.interface import Interface
 from zope.interface import implementer
 from zope.interface import providedBy
 from zope.location.interfaces import LocationError
+from zope.publisher.base import BaseRequest
+from zope.publisher.browser import DEFAULTABLE_METHODS
+from zope.publisher.browser import BrowserRequest
 from zope.publisher.defaultview import getDefaultViewName
+from zope.publisher.http import HTTPRequest
 from zope.publisher.interfaces import BadRequest
 from zope.publisher.interfaces import IDefaultViewName
 from zope.publisher.interfaces import IPublishTraverse
@@ -38,6 +42,7 @@ from zope.pipeline.components import interfaces_of
 from zope.pipeline.components import lookup_registry
 from zope.pipeline.components import provides
 from zope.pipeline.components import query_multi_adapter
+from zope.pipeline.factories import remember
 
 #: Namespaces whose names are attribute names: private ones are refused.
 ATTRIBUTE_NAMESPACES = ('attribute',)
@@ -130,6 +135,50 @@ VIEW_INIT = ViewTraverser.__init__
 VIEW_NAMESPACE_INIT = ViewNamespace.__init__
 
 
+# -- zope.publisher's traversal loop
+
+#: zope.publisher's ``traverse`` methods, run by ``Traversal.traverse``.
+BASE_TRAVERSE = BaseRequest.traverse
+HTTP_TRAVERSE = HTTPRequest.traverse
+BROWSER_TRAVERSE = BrowserRequest.traverse
+#: The ``traverse`` methods along a request class's resolution order ->
+#: the first of them, when they are zope.publisher's own chain.
+STOCK_TRAVERSE_CHAINS = {
+    (HTTP_TRAVERSE, BASE_TRAVERSE): HTTP_TRAVERSE,
+    (BROWSER_TRAVERSE, HTTP_TRAVERSE, BASE_TRAVERSE): BROWSER_TRAVERSE,
+}
+#: The most request classes remembered by ``stock_traverse``.
+MAX_REQUEST_CLASSES = 64
+#: request class -> (its ``traverse`` when remembered, what
+#: ``stock_traverse`` answers for it)
+_stock_traverse = {}
+
+
+def stock_traverse(cls):
+    """``BROWSER_TRAVERSE`` or ``HTTP_TRAVERSE`` when ``request.traverse``
+    of a ``cls`` instance is zope.publisher's ``BrowserRequest.traverse``
+    (or ``HTTPRequest.traverse``) through to ``BaseRequest.traverse``,
+    nothing else in between; else None.  Remembered per class with the
+    method the class resolves ``traverse`` to: a ``traverse`` set later on
+    the class or a base before zope.publisher's, or on zope.publisher's
+    own classes, is seen."""
+    known = _stock_traverse.get(cls)
+    if known is None or known[0] is not cls.traverse:
+        chain = tuple(vars(base)['traverse'] for base in cls.__mro__
+                      if 'traverse' in vars(base))
+        known = (cls.traverse, STOCK_TRAVERSE_CHAINS.get(chain))
+        remember(_stock_traverse, MAX_REQUEST_CLASSES, cls, known)
+    if HTTPRequest.traverse is not HTTP_TRAVERSE or \
+            BaseRequest.traverse is not BASE_TRAVERSE:
+        return None
+    return known[1]
+
+
+def clear_stock_traverse():
+    """Forget the request classes ``stock_traverse`` remembers (tests)."""
+    _stock_traverse.clear()
+
+
 class Traversal:
     """What ``request.traverse()`` asks of its publication, per request.
 
@@ -172,6 +221,83 @@ class Traversal:
         #: The last site manager met and its adapter registry
         #: (``components.lookup_registry``), see ``site_lookup``.
         self.site_manager = self.adapters = None
+
+    def traverse(self, request, ob):
+        """``request.traverse(ob)``, with this object as the request's
+        publication.  Where that is zope.publisher's own
+        (``stock_traverse``), its loop runs here, as it is written there
+        (the traversed names, the object last traversed, the ``:method``
+        suffix, default views, the base or the redirect of a default
+        view), asking this object directly instead of the request's
+        ``publication`` property each time."""
+        stock = stock_traverse(type(request))
+        if stock is None:
+            return request.traverse(ob)
+        ob = self.walk(request, ob)
+        if stock is HTTP_TRAVERSE:
+            return ob
+        # BrowserRequest.traverse, whose first test (of ``_path_suffix``:
+        # no default view after a ``:method``) is always false here, as
+        # there: the suffix pass has emptied that list (the traverse stage
+        # sets the base of a ``:method`` page)
+        method = request.method
+        base_needed = 0
+        if method in DEFAULTABLE_METHODS:
+            nsteps = 0
+            ob, add_steps = self.getDefaultTraversal(request, ob)
+            while add_steps:
+                nsteps += len(add_steps)
+                add_steps = list(add_steps)
+                add_steps.reverse()
+                request.setTraversalStack(add_steps)
+                ob = self.walk(request, ob)
+                ob, add_steps = self.getDefaultTraversal(request, ob)
+            if nsteps != request._endswithslash:
+                base_needed = 1
+                redirect = request.use_redirect and method == 'GET'
+        if base_needed:
+            url = request.getURL()
+            response = request.response
+            if redirect:
+                response.redirect(url)
+                return ''
+            elif not response.getBase():
+                response.setBase(url)
+        return ob
+
+    def walk(self, request, ob):
+        """``HTTPRequest.traverse``: ``BaseRequest.traverse``'s loop over
+        the traversal stack, then once more over the ``:method`` suffix;
+        this class's ``callTraversalHooks`` run inline."""
+        own_hooks = type(self).callTraversalHooks is \
+            Traversal.callTraversalHooks
+        suffix = False
+        while True:
+            stack = request._traversal_stack
+            names = request._traversed_names
+            previous = None
+            while True:
+                request._last_obj_traversed = ob
+                bare = removeSecurityProxy(ob)
+                if bare is not removeSecurityProxy(previous):
+                    if not own_hooks:
+                        self.callTraversalHooks(request, ob)
+                    else:
+                        self.environ[self.context_key] = ob
+                        if bare is not self.last_hooked:
+                            self.last_hooked = bare
+                            for hook in self.hooks:
+                                hook(request, ob)
+                if not stack:
+                    break
+                previous = ob
+                name = stack.pop()
+                names.append(name)
+                ob = self.traverseName(request, ob, name)
+            if suffix or not request._path_suffix:
+                return ob
+            request._traversal_stack = request._path_suffix
+            suffix = True
 
     def callTraversalHooks(self, request, ob):
         self.environ[self.context_key] = ob

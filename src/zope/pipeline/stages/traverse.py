@@ -144,15 +144,19 @@ class TraverseStage:
 
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]
-        traversal = self.publication(self.hooks_for(environ), environ,
-                                     keys.CONTEXT, self.xmlrpc_attributes)
+        added = environ.get(keys.TRAVERSAL_HOOKS)
+        # the chain's hooks, then any a stage added for this request
+        traversal = self.publication(
+            self.hooks + list(added) if added else self.hooks, environ,
+            keys.CONTEXT, self.xmlrpc_attributes)
         request.setPublication(traversal)
         root = traversal.getApplication(request)
         environ[keys.CONTEXT] = root
         resolve_dot_segments(request)
         method_page = has_method_suffix(request) and \
             IBrowserRequest.providedBy(request)
-        published = environ[keys.PUBLISHED] = request.traverse(root)
+        published = environ[keys.PUBLISHED] = traversal.traverse(request,
+                                                                 root)
         if method_page:
             set_base_for_method(request)
         if self.locates_errors_at_published:
@@ -161,8 +165,3 @@ class TraverseStage:
             notify(self.after_traversal_event(published, request))
         environ[keys.DEFAULT_VIEW] = tuple(traversal.default_names)
         return self.next_app(environ, start_response)
-
-    def hooks_for(self, environ):
-        """The chain's hooks, then any a stage added for this request."""
-        added = environ.get(keys.TRAVERSAL_HOOKS)
-        return self.hooks + list(added) if added else self.hooks
