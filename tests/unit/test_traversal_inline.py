@@ -9,7 +9,6 @@ import io
 
 import pytest
 from zope.component import getGlobalSiteManager
-from zope.component import provideAdapter
 from zope.component.hooks import resetHooks
 from zope.component.hooks import setHooks
 from zope.component.hooks import setSite
