@@ -8,6 +8,10 @@ interface an instance provides, a replaced method."""
 import io
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 from zope.component import getGlobalSiteManager
 from zope.component.hooks import resetHooks
 from zope.component.hooks import setHooks
@@ -541,3 +545,24 @@ def test_a_browser_publisher_factory_answering_none_means_no_default(root):
     assert result == outcome(Generic, root, '/', 'GET')
     assert result['found'] == root
     assert result['default_names'] == []
+
+
+SEGMENTS = ['a', 'b', 'item', 'missing', 'other.html', '@@other.html',
+            '@@index.html', 'index.html', '.', '++view++other.html',
+            '@@missing.html', '_private']
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(segments=st.lists(st.sampled_from(SEGMENTS), max_size=4),
+       slash=st.booleans(),
+       method=st.sampled_from(['GET', 'HEAD', 'POST', 'PUT']),
+       pair=st.sampled_from(PAIRS),
+       suffix=st.one_of(st.none(), st.lists(st.sampled_from(SEGMENTS),
+                                            min_size=1, max_size=2)))
+def test_any_path_is_traversed_as_zope_publisher_traverses_it(
+        root, segments, slash, method, pair, suffix):
+    path = '/' + '/'.join(segments) + ('/' if slash and segments else '')
+    publication, reference = pair
+    assert outcome(publication, root, path, method, suffix) == \
+        outcome(reference, root, path, method, suffix)

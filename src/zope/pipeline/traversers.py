@@ -1,5 +1,16 @@
 """Default publishing traversers and the traversal policy of the traverse
 stage (the traversal half of what zope.app.publication's IPublication did).
+
+Traversal is Python glue around lookups that zope.interface answers from
+its caches, so it is made of fewer Python steps, each giving what the
+stock code gives (tests/unit/test_traversal_inline.py compares them):
+zope.publisher's loop runs in ``Traversal.traverse`` for requests whose
+``traverse`` is zope.publisher's own; the stock traversers (zope.container's
+``ItemTraverser`` and ``ContainerTraverser``, ``ViewTraverser``, the ``@@``
+namespace) run inline, without being made, when the factory the current
+site's registry gives for the step is one of them (looked up for every
+step, so nothing needs forgetting: a new registration, a local site, an
+interface given to an instance or a replaced method is seen at once).
 """
 
 from types import FunctionType

@@ -1,7 +1,9 @@
 """traverse: from the root application to the object to publish.
 
-zope.publisher's ``request.traverse`` walks the path (``:method`` suffixes,
-default views, the traversed names that URLs are made of); the traversal
+zope.publisher's ``request.traverse`` loop walks the path (``:method``
+suffixes, default views, the traversed names that URLs are made of; run by
+``Traversal.traverse`` itself where the request's class traverses as
+zope.publisher's do); the traversal
 policy in ``zope.pipeline.traversers`` answers each step: ``++namespace++``
 segments (every zope.traversing namespace), ``@@view``, ``IPublishTraverse``
 adapters, default views, a security proxy on each object, and the traversal
