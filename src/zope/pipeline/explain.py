@@ -148,6 +148,9 @@ class RecordingSteps:
     chain's security model): the same traversal policy, each answer
     noted."""
 
+    #: every traverser made, to be named
+    inline_steps = False
+
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         #: One dict per name traversed (see docs/explain.md)

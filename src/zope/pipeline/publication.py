@@ -23,6 +23,7 @@ zope.app.publication is not imported.
 from zope.component import queryUtility
 from zope.interface import implementer
 from zope.publisher.interfaces import IPublication
+from zope.publisher.interfaces.browser import IBrowserView
 from zope.publisher.publish import mapply
 from zope.security.checker import ProxyFactory
 from zope.security.proxy import removeSecurityProxy
@@ -100,12 +101,17 @@ class ViewCheckedPublication(Publication):
 
     __slots__ = ('trusted_views',)
 
+    bare_defaults = True
+
     def __init__(self, hooks, environ, context_key,
                  xmlrpc_attributes=frozenset(), trusted_views=()):
         super().__init__(hooks, environ, context_key, xmlrpc_attributes)
         self.trusted_views = trusted_views
 
     def wrap(self, found):
+        bare = removeSecurityProxy(found)
+        if not IBrowserView.providedBy(bare):  # what the call below says
+            return bare
         return bare_unless_untrusted_view(found, self.trusted_views)
 
     def wrap_default(self, found):
@@ -113,7 +119,3 @@ class ViewCheckedPublication(Publication):
 
     def getApplication(self, request):
         return removeSecurityProxy(self.bare_application(request))
-
-    def getDefaultTraversal(self, request, ob):
-        found, path = super().getDefaultTraversal(request, ob)
-        return removeSecurityProxy(found), path

@@ -1,7 +1,9 @@
 """traverse: from the root application to the object to publish.
 
-zope.publisher's ``request.traverse`` walks the path (``:method`` suffixes,
-default views, the traversed names that URLs are made of); the traversal
+zope.publisher's ``request.traverse`` loop walks the path (``:method``
+suffixes, default views, the traversed names that URLs are made of; run by
+``Traversal.traverse`` itself where the request's class traverses as
+zope.publisher's do); the traversal
 policy in ``zope.pipeline.traversers`` answers each step: ``++namespace++``
 segments (every zope.traversing namespace), ``@@view``, ``IPublishTraverse``
 adapters, default views, a security proxy on each object, and the traversal
@@ -144,15 +146,19 @@ class TraverseStage:
 
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]
-        traversal = self.publication(self.hooks_for(environ), environ,
-                                     keys.CONTEXT, self.xmlrpc_attributes)
+        added = environ.get(keys.TRAVERSAL_HOOKS)
+        # the chain's hooks, then any a stage added for this request
+        traversal = self.publication(
+            self.hooks + list(added) if added else self.hooks, environ,
+            keys.CONTEXT, self.xmlrpc_attributes)
         request.setPublication(traversal)
         root = traversal.getApplication(request)
         environ[keys.CONTEXT] = root
         resolve_dot_segments(request)
         method_page = has_method_suffix(request) and \
             IBrowserRequest.providedBy(request)
-        published = environ[keys.PUBLISHED] = request.traverse(root)
+        published = environ[keys.PUBLISHED] = traversal.traverse(request,
+                                                                 root)
         if method_page:
             set_base_for_method(request)
         if self.locates_errors_at_published:
@@ -161,8 +167,3 @@ class TraverseStage:
             notify(self.after_traversal_event(published, request))
         environ[keys.DEFAULT_VIEW] = tuple(traversal.default_names)
         return self.next_app(environ, start_response)
-
-    def hooks_for(self, environ):
-        """The chain's hooks, then any a stage added for this request."""
-        added = environ.get(keys.TRAVERSAL_HOOKS)
-        return self.hooks + list(added) if added else self.hooks
