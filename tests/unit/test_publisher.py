@@ -161,3 +161,85 @@ def test_publisher_serves_through_its_outer_chain(build):
                'SERVER_PORT': '80', 'PATH_INFO': '/', 'SCRIPT_NAME': '',
                'wsgi.url_scheme': 'http', 'wsgi.input': io.BytesIO(b'')}
     assert call(publisher, environ) == ('200 OK', 'browser: generic respond')
+
+
+class Declaring:
+    """A stage there for what it declares: it records being called."""
+
+    def __init__(self, next_app, passes, called):
+        self.next_app = next_app
+        self.passes_through = passes
+        self.called = called
+        self.output_filters = (self.filter,)
+        self.traversal_hooks = (self.hook,)
+
+    def filter(self, response, body):
+        return body
+
+    def hook(self, request, ob):
+        pass
+
+    def __call__(self, environ, start_response):
+        self.called.append(environ)
+        return self.next_app(environ, start_response)
+
+
+@pytest.fixture
+def declaring(monkeypatch):
+    """Builds the stage 'call' of specific.zcml as a ``Declaring`` stage
+    with ``passes_through`` set to the value the test gives."""
+    made = {'called': [], 'passes': True}
+    build_stage = publisher_module.Publisher.build_stage
+
+    def build_declaring(publisher, registration, next_app, settings, build):
+        if registration.name != 'call':
+            return build_stage(publisher, registration, next_app, settings,
+                               build)
+        made[build.request_type] = build
+        return Declaring(next_app, made['passes'], made['called'])
+
+    monkeypatch.setattr(publisher_module.Publisher, 'build_stage',
+                        build_declaring)
+    return made
+
+
+def browser_chain(publisher):
+    return publisher.chain_for(publisher.request_types['browser'][1])
+
+
+def test_a_stage_that_passes_through_is_not_called_but_declares(
+        build, declaring):
+    """``passes_through = True``: the stage before it (here the switch)
+    calls the stage after it; its output filters and traversal hooks are
+    assembled and it is still listed in its chain."""
+    publisher = build('specific.zcml')
+    chain = browser_chain(publisher)
+    assert chain.names() == ['call', 'respond']
+    passing = chain.stages[0].app
+    assert chain.app is chain.stages[1].app
+    environ = {REQUEST_KEY: make_request(publisher, 'browser')}
+    assert call(chain, environ) == ('200 OK', 'None: respond')
+    assert declaring['called'] == []
+    assert declaring['browser'].output_filters == [passing.filter]
+    assert declaring['browser'].traversal_hooks == [passing.hook]
+
+
+@pytest.mark.parametrize('passes', [False, 1, 'yes', None])
+def test_a_stage_passes_through_only_when_it_says_true(
+        build, declaring, passes):
+    """Any other value (a truthy one, an attribute forwarded by a wrapper
+    that means something else) keeps the stage in the calls."""
+    declaring['passes'] = passes
+    publisher = build('specific.zcml')
+    chain = browser_chain(publisher)
+    assert chain.app is chain.stages[0].app
+    environ = {REQUEST_KEY: make_request(publisher, 'browser')}
+    call(chain, environ)
+    assert declaring['called'] == [environ]
+
+
+def test_a_stage_that_declares_nothing_is_called(build):
+    publisher = build('specific.zcml')
+    chain = browser_chain(publisher)
+    assert not hasattr(chain.stages[0].app, 'passes_through')
+    assert chain.app is chain.stages[0].app
