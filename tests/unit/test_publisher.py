@@ -1,6 +1,7 @@
 """Compilation: chains are built per request type at startup, a new spec
 once on first sight, and choosing a chain per request is a dict lookup."""
 
+import functools
 import io
 
 import pytest
@@ -248,3 +249,36 @@ def test_a_stage_that_declares_nothing_is_called(build):
     chain = browser_chain(publisher)
     assert not hasattr(chain.stages[0].app, 'passes_through')
     assert first_called(chain) is chain.stages[0].app
+
+
+class Calling:
+    def __call__(self, environ, start_response):
+        return ['class']
+
+
+def test_a_stage_is_called_through_its_own_bound_call():
+    """``call_link``: what calling the instance would run, the type's
+    ``__call__``, bound to it (an ``__call__`` in the instance's dict is
+    not what calling it runs, so it is not used either)."""
+    stage = Calling()
+    stage.__call__ = lambda environ, start_response: ['instance']
+    link = publisher_module.call_link(stage)
+    assert link.__self__ is stage
+    assert link.__func__ is Calling.__call__
+    assert link({}, None) == stage({}, None) == ['class']
+
+
+@pytest.mark.parametrize('app', [
+    end_of_pipeline, len, functools.partial(end_of_pipeline),
+    Calling().__call__], ids=['function', 'builtin', 'partial', 'method'])
+def test_what_has_no_python_call_of_its_class_is_called_as_it_is(app):
+    assert publisher_module.call_link(app) is app
+
+
+def test_every_stage_of_a_chain_calls_the_next_through_its_bound_call(
+        build):
+    publisher = build('specific.zcml')
+    chain = browser_chain(publisher)
+    first, second = [stage.app for stage in chain.stages]
+    assert chain.app == first.__call__
+    assert first.next_app == second.__call__
