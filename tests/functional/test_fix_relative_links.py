@@ -152,6 +152,40 @@ def test_without_the_stage_no_base_is_inserted(make_testapp):
     assert b'<base' not in app.get('/folder/streamed').body
 
 
+def test_base_mode_is_not_called_its_filter_is_its_work():
+    """In the 'base' mode the stage passes every request through (the
+    chain calls the next stage directly: zope.pipeline.publisher); in the
+    'redirect' mode it is called."""
+    from zope.pipeline.stages.fix_relative_links import FixRelativeLinksStage
+
+    def next_app(environ, start_response):
+        return []
+
+    assert FixRelativeLinksStage(next_app).passes_through is True
+    assert FixRelativeLinksStage(next_app, mode='redirect').passes_through \
+        is False
+
+
+def called_by(stage):
+    """The stage ``stage`` calls next (the chain: its first), through its
+    bound ``__call__`` (zope.pipeline.publisher.call_link)."""
+    called = getattr(stage, 'next_app', getattr(stage, 'app', None))
+    return getattr(called, '__self__', called)
+
+
+def test_base_mode_leaves_the_stage_out_of_the_calls(app):
+    publisher = app.app
+    for _name, (_registration, spec) in publisher.request_types.items():
+        chain = publisher.chain_for(spec)
+        if 'fix_relative_links' not in chain.names():
+            continue
+        apps = [stage.app for stage in chain.stages]
+        fix = apps[chain.names().index('fix_relative_links')]
+        assert not any(called_by(stage) is fix
+                       for stage in apps)
+        assert called_by(chain) is not fix
+
+
 # -- redirect mode
 
 @pytest.fixture
@@ -168,6 +202,14 @@ def test_redirect_mode_redirects_a_default_view_to_the_trailing_slash(
     assert response.headers['Location'] == 'http://localhost/folder/doc/?x=1'
     response = redirecting.head('/folder', status=301)
     assert response.headers['Location'] == 'http://localhost/folder/'
+
+
+def test_redirect_mode_is_called(redirecting):
+    publisher = redirecting.app
+    chain = publisher.chain_for(publisher.request_types['browser'][1])
+    apps = [stage.app for stage in chain.stages]
+    fix = apps[chain.names().index('fix_relative_links')]
+    assert any(called_by(stage) is fix for stage in apps)
 
 
 def test_redirect_mode_serves_the_slashed_url_without_a_base(redirecting):

@@ -1,6 +1,7 @@
 """Compilation: chains are built per request type at startup, a new spec
 once on first sight, and choosing a chain per request is a dict lookup."""
 
+import functools
 import io
 
 import pytest
@@ -161,3 +162,123 @@ def test_publisher_serves_through_its_outer_chain(build):
                'SERVER_PORT': '80', 'PATH_INFO': '/', 'SCRIPT_NAME': '',
                'wsgi.url_scheme': 'http', 'wsgi.input': io.BytesIO(b'')}
     assert call(publisher, environ) == ('200 OK', 'browser: generic respond')
+
+
+class Declaring:
+    """A stage there for what it declares: it records being called."""
+
+    def __init__(self, next_app, passes, called):
+        self.next_app = next_app
+        self.passes_through = passes
+        self.called = called
+        self.output_filters = (self.filter,)
+        self.traversal_hooks = (self.hook,)
+
+    def filter(self, response, body):
+        return body
+
+    def hook(self, request, ob):
+        pass
+
+    def __call__(self, environ, start_response):
+        self.called.append(environ)
+        return self.next_app(environ, start_response)
+
+
+@pytest.fixture
+def declaring(monkeypatch):
+    """Builds the stage 'call' of specific.zcml as a ``Declaring`` stage
+    with ``passes_through`` set to the value the test gives."""
+    made = {'called': [], 'passes': True}
+    build_stage = publisher_module.Publisher.build_stage
+
+    def build_declaring(publisher, registration, next_app, settings, build):
+        if registration.name != 'call':
+            return build_stage(publisher, registration, next_app, settings,
+                               build)
+        made[build.request_type] = build
+        return Declaring(next_app, made['passes'], made['called'])
+
+    monkeypatch.setattr(publisher_module.Publisher, 'build_stage',
+                        build_declaring)
+    return made
+
+
+def browser_chain(publisher):
+    return publisher.chain_for(publisher.request_types['browser'][1])
+
+
+def first_called(chain):
+    """The stage a chain calls first (through its bound ``__call__``)."""
+    return getattr(chain.app, '__self__', chain.app)
+
+
+def test_a_stage_that_passes_through_is_not_called_but_declares(
+        build, declaring):
+    """``passes_through = True``: the stage before it (here the switch)
+    calls the stage after it; its output filters and traversal hooks are
+    assembled and it is still listed in its chain."""
+    publisher = build('specific.zcml')
+    chain = browser_chain(publisher)
+    assert chain.names() == ['call', 'respond']
+    passing = chain.stages[0].app
+    assert first_called(chain) is chain.stages[1].app
+    environ = {REQUEST_KEY: make_request(publisher, 'browser')}
+    assert call(chain, environ) == ('200 OK', 'None: respond')
+    assert declaring['called'] == []
+    assert declaring['browser'].output_filters == [passing.filter]
+    assert declaring['browser'].traversal_hooks == [passing.hook]
+
+
+@pytest.mark.parametrize('passes', [False, 1, 'yes', None])
+def test_a_stage_passes_through_only_when_it_says_true(
+        build, declaring, passes):
+    """Any other value (a truthy one, an attribute forwarded by a wrapper
+    that means something else) keeps the stage in the calls."""
+    declaring['passes'] = passes
+    publisher = build('specific.zcml')
+    chain = browser_chain(publisher)
+    assert first_called(chain) is chain.stages[0].app
+    environ = {REQUEST_KEY: make_request(publisher, 'browser')}
+    call(chain, environ)
+    assert declaring['called'] == [environ]
+
+
+def test_a_stage_that_declares_nothing_is_called(build):
+    publisher = build('specific.zcml')
+    chain = browser_chain(publisher)
+    assert not hasattr(chain.stages[0].app, 'passes_through')
+    assert first_called(chain) is chain.stages[0].app
+
+
+class Calling:
+    def __call__(self, environ, start_response):
+        return ['class']
+
+
+def test_a_stage_is_called_through_its_own_bound_call():
+    """``call_link``: what calling the instance would run, the type's
+    ``__call__``, bound to it (an ``__call__`` in the instance's dict is
+    not what calling it runs, so it is not used either)."""
+    stage = Calling()
+    stage.__call__ = lambda environ, start_response: ['instance']
+    link = publisher_module.call_link(stage)
+    assert link.__self__ is stage
+    assert link.__func__ is Calling.__call__
+    assert link({}, None) == stage({}, None) == ['class']
+
+
+@pytest.mark.parametrize('app', [
+    end_of_pipeline, len, functools.partial(end_of_pipeline),
+    Calling().__call__], ids=['function', 'builtin', 'partial', 'method'])
+def test_what_has_no_python_call_of_its_class_is_called_as_it_is(app):
+    assert publisher_module.call_link(app) is app
+
+
+def test_every_stage_of_a_chain_calls_the_next_through_its_bound_call(
+        build):
+    publisher = build('specific.zcml')
+    chain = browser_chain(publisher)
+    first, second = [stage.app for stage in chain.stages]
+    assert chain.app == first.__call__
+    assert first.next_app == second.__call__

@@ -551,8 +551,93 @@ class BrowserResponse(publisher_browser.BrowserResponse, RememberedCharset):
         return RememberedCharset._implicitResult(self, body)
 
 
+def sane_environment(environ):
+    """``zope.publisher.http.sane_environment(environ)``: the same mapping,
+    without a Python step per key where no key has a ``REDIRECT_`` prefix
+    to strip (the keys are searched at once, as one string; a key that only
+    contains the prefix, or keys that are not text, go the stock way)."""
+    try:
+        names = '\n'.join(environ)
+    except TypeError:
+        return publisher_http.sane_environment(environ)
+    if 'REDIRECT_' in names:
+        return publisher_http.sane_environment(environ)
+    sane = dict(environ)
+    if 'HTTP_CGI_AUTHORIZATION' in sane:
+        sane['HTTP_AUTHORIZATION'] = sane.pop('HTTP_CGI_AUTHORIZATION')
+    if 'PATH_INFO' in sane:
+        path = sane['PATH_INFO']
+        path = path if isinstance(path, bytes) else path.encode('latin1')
+        sane['PATH_INFO'] = path.decode(publisher_http.ENCODING)
+    return sane
+
+
+#: The most application servers remembered (the Host header is the
+#: client's to choose).
+MAX_SERVERS = 256
+
+#: (SERVER_URL, HTTPS, SERVER_PORT_SECURE, HTTP_HOST, SERVER_NAME,
+#: SERVER_PORT: what zope.publisher makes it of) -> the application server
+_servers = {}
+
+
+def clear_servers():
+    """Forget the remembered application servers (tests)."""
+    _servers.clear()
+
+
+class LinearEnvironment(publisher_http.HTTPRequest):
+    """zope.publisher's ``HTTPRequest.__init__``, the same state set up,
+    its environment copied in one step (``sane_environment``) and its
+    application server remembered per value of the keys it is made from
+    (``_setup_url_base``).  Placed between zope.publisher's class and
+    ``HTTPRequest`` in our classes' resolution order, so a
+    ``BrowserRequest.__init__`` still runs first."""
+
+    __slots__ = ()
+
+    def __init__(self, body_instream, environ, response=None):
+        super(publisher_http.HTTPRequest, self).__init__(
+            publisher_http.HTTPInputStream(body_instream, environ), environ,
+            response)
+        self._orig_env = environ
+        environ = sane_environment(environ)
+        if 'HTTP_AUTHORIZATION' in environ:
+            self._auth = environ['HTTP_AUTHORIZATION']
+            del environ['HTTP_AUTHORIZATION']
+        else:
+            self._auth = None
+        self.method = environ.get('REQUEST_METHOD', 'GET').upper()
+        self._environ = environ
+        self._HTTPRequest__setupCookies()
+        self._HTTPRequest__setupPath()
+        self._setup_url_base(environ)
+        self._vh_root = None
+        self.setupLocale()
+
+    def _setup_url_base(self, environ):
+        """``__setupURLBase``: the application names and server."""
+        script = environ.get('SCRIPT_NAME', '').strip()
+        self._app_names = [name for name in script.split('/') if name] \
+            if script else []
+        get = environ.get
+        key = (get('SERVER_URL'), get('HTTPS'), get('SERVER_PORT_SECURE'),
+               get('HTTP_HOST'), get('SERVER_NAME'), get('SERVER_PORT'))
+        try:
+            server = _servers.get(key)
+        except TypeError:  # a value that cannot be a key
+            self._HTTPRequest__setupURLBase()
+            return
+        if server is None:
+            self._HTTPRequest__setupURLBase()
+            remember(_servers, MAX_SERVERS, key, self._app_server)
+            return
+        self._app_server = server
+
+
 class BrowserRequest(RememberedLocale, RememberedURL, LinearCookies,
-                     BoundedCharsets, publisher_browser.BrowserRequest):
+                     BoundedCharsets, publisher_browser.BrowserRequest,
+                     LinearEnvironment):
     """zope.publisher's ``BrowserRequest``, its locale and URLs remembered,
     its form decoded with a few known charsets."""
 
@@ -568,7 +653,7 @@ class BrowserRequest(RememberedLocale, RememberedURL, LinearCookies,
 
 
 class HTTPRequest(RememberedLocale, RememberedURL, LinearCookies,
-                  publisher_http.HTTPRequest):
+                  LinearEnvironment):
     """zope.publisher's ``HTTPRequest``, its locale and URLs remembered."""
 
     # a slot of its own, as zope.publisher's classes declare (else

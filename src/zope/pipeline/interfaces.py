@@ -63,6 +63,17 @@ class IStageFactory(Interface):
         compiled, for the traverse stage and for response sending.  (A
         factory that returns ``next_app`` itself, a stage switched off,
         declares nothing.)
+
+        An application that is there only for what it declares, and would
+        call ``next_app(environ, start_response)`` for every request of
+        its chain and do nothing else, may say so with ``passes_through =
+        True``: the publisher then leaves it out of the calls (the stage
+        before it calls the one after it) and still assembles its
+        declarations and lists it in the chain.  A stage with nothing to
+        do for some requests only (a safe method for csrf, a GET without
+        a query string for process_inputs) returns ``next_app(environ,
+        start_response)`` first thing for those: that test costs what a
+        test made by the publisher would, so it stays the stage's own.
         """
 
 

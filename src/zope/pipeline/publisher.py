@@ -1,6 +1,7 @@
 """The root WSGI application: the outer chain, the switch, compiled chains."""
 
 import threading
+import types
 
 from zope.component import provideUtility
 from zope.interface import implementer
@@ -31,6 +32,30 @@ def end_of_pipeline(environ, start_response):
     return plain_response(start_response, '404 Not Found', 'Not Found')
 
 
+def call_link(app):
+    """What the stage before ``app`` calls: ``app``'s own ``__call__``
+    bound to it, when its class defines one in Python (exactly what
+    calling ``app`` runs), else ``app``.
+
+    Calling an instance goes through the type's call slot, which starts
+    a new interpreter frame from C for every request; calling a bound
+    method of a Python function is a call the interpreter makes inline
+    (about 660 instructions less per stage and request on CPython 3.11).
+    """
+    # the method itself, not whether there is one (ruff's B004)
+    call = getattr(type(app), '__call__', None)  # noqa: B004
+    if type(call) is types.FunctionType:
+        return types.MethodType(call, app)
+    return app
+
+
+def passes_through(app):
+    """Whether a built stage says it calls the next stage for every
+    request and does nothing else (``IStageFactory``): it is there for
+    what it declares (output filters, traversal hooks)."""
+    return getattr(app, 'passes_through', False) is True
+
+
 class CompiledStage:
     """A stage as it stands in a compiled chain, for introspection."""
 
@@ -39,6 +64,8 @@ class CompiledStage:
     def __init__(self, registration, settings, app):
         self.registration = registration
         self.settings = settings
+        #: What the factory built (called in the chain unless it is
+        #: the next stage itself or ``passes_through``).
         self.app = app
 
     @property
@@ -168,7 +195,15 @@ class Publisher:
 
     def _build(self, registrations, innermost, build):
         """Build the stages innermost first; then assemble what they
-        declare (traversal hooks, output filters) into ``build``."""
+        declare (traversal hooks, output filters) into ``build``.
+
+        A stage switched off (its factory returned ``next_app``) declares
+        nothing; a stage that passes every request through
+        (``passes_through``) declares what it declares but is left out of
+        the calls: the stage before it calls the one after it directly.
+        Both stay in the chain's list of stages (``show-pipeline``).
+        Each stage gets the next one as ``call_link`` gives it.
+        """
         app = innermost
         stages = []
         declaring = []
@@ -176,11 +211,12 @@ class Publisher:
             settings = convert(registration.factory, registration.name,
                                self.raw_settings.get(registration.name, {}),
                                self.where_settings)
-            next_app, app = app, self.build_stage(registration, app,
-                                                  settings, build)
-            stages.append(CompiledStage(registration, settings, app))
-            if app is not next_app:  # a stage switched off is next_app
-                declaring.append(app)
+            built = self.build_stage(registration, app, settings, build)
+            stages.append(CompiledStage(registration, settings, built))
+            if built is not app:  # a stage switched off is next_app
+                declaring.append(built)
+                if not passes_through(built):
+                    app = call_link(built)
         stages.reverse()
         declaring.reverse()
         build.assemble(declaring)

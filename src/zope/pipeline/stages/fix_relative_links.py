@@ -11,7 +11,9 @@ expressions, Content-Length recomputed.  A streamed body without a
 Content-Type that looks like HTML (``isHTML``) gets ``text/html`` and
 ``X-Content-Type-Warning``, as a string body does.  A streamed body is
 filtered in its first chunks only (up to the end of its head, at most
-``scan_limit`` bytes); the rest is never read ahead.
+``scan_limit`` bytes); the rest is never read ahead.  The filter is
+this mode's whole work, so the stage says it passes every request
+through (``passes_through``) and its chain calls the next stage directly.
 
 With ``fix_relative_links.mode = redirect``, a GET or HEAD for a page that
 a default view completed, by a URL without a trailing slash, is answered
@@ -200,6 +202,9 @@ class FixRelativeLinksStage:
         self.base_filter = BaseTagFilter(scan_limit)
         #: Assembled into the chain when it compiles (see IStageFactory).
         self.output_filters = (self.base_filter,)
+        #: In the 'base' mode the filter is the stage's whole work: the
+        #: chain calls the next stage directly (see IStageFactory).
+        self.passes_through = not self.redirect
 
     def __call__(self, environ, start_response):
         if self.redirect and environ.get('REQUEST_METHOD') in ('GET',

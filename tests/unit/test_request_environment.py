@@ -1,0 +1,175 @@
+"""The request's environment and application server: our request classes
+set up zope.publisher's state from an environ in one step
+(``factories.LinearEnvironment``, ``factories.sane_environment``), the
+application server remembered per value of what it is made of."""
+
+import io
+
+import pytest
+from zope.publisher.browser import BrowserRequest
+from zope.publisher.http import HTTPRequest
+from zope.publisher.http import sane_environment as stock_sane_environment
+
+from zope.pipeline import factories
+
+#: Slots whose values are objects made per request (the response of our
+#: own class): compared by whether they are set.
+MADE_PER_REQUEST = {'_response', '_body_instream', 'debug', '__provides__'}
+MISSING = object()
+
+
+def slots_of(cls):
+    for klass in cls.__mro__:
+        slots = vars(klass).get('__slots__', ())
+        yield from ((slots,) if isinstance(slots, str) else slots)
+
+
+def state(request):
+    """Every slot of ``request`` (per-request objects by type)."""
+    found = {}
+    for name in set(slots_of(type(request))) - {'__weakref__'}:
+        value = getattr(request, name, MISSING)
+        if name in MADE_PER_REQUEST:
+            value = value is not MISSING
+        found[name] = value
+    found['form'] = getattr(request, 'form', MISSING)
+    found['charsets'] = getattr(request, 'charsets', MISSING)
+    return found
+
+
+def environ_with(**extra):
+    environ = {'REQUEST_METHOD': 'GET', 'SERVER_NAME': 'localhost',
+               'SERVER_PORT': '80', 'PATH_INFO': '/a/b', 'SCRIPT_NAME': '',
+               'QUERY_STRING': '', 'wsgi.url_scheme': 'http',
+               'wsgi.input': io.BytesIO(b'')}
+    environ.update(extra)
+    return environ
+
+
+ENVIRONS = {
+    'plain': environ_with(),
+    'host and port': environ_with(HTTP_HOST='example.com:8080'),
+    'default port in host': environ_with(HTTP_HOST='example.com:80'),
+    'https': environ_with(HTTPS='on', SERVER_PORT='443'),
+    'secure port': environ_with(SERVER_PORT_SECURE='1', SERVER_PORT='8443'),
+    'server url': environ_with(SERVER_URL=' http://proxy.example/ '),
+    'script name': environ_with(SCRIPT_NAME='/mount/point/'),
+    'redirect prefix': environ_with(REDIRECT_HTTP_HOST='other.example',
+                                    REDIRECT_REDIRECT_STATUS='200'),
+    'redirect prefix overriding a key': dict(
+        environ_with(), REDIRECT_PATH_INFO='/moved'),
+    'redirect inside a name': environ_with(HTTP_X_REDIRECT_TO='x'),
+    'cgi authorization': environ_with(HTTP_CGI_AUTHORIZATION='Basic eDp5'),
+    'authorization': environ_with(HTTP_AUTHORIZATION='Basic eDp5'),
+    'cookies': environ_with(HTTP_COOKIE='a=1; b="two"'),
+    'latin-1 path': environ_with(PATH_INFO='/caf\xc3\xa9/'),
+    'bytes path': environ_with(PATH_INFO=b'/caf\xc3\xa9'),
+    'no path': {key: value for key, value in environ_with().items()
+                if key != 'PATH_INFO'},
+    'method in lower case': environ_with(REQUEST_METHOD='post'),
+    'key that is not text': environ_with() | {1: 'one'},
+}
+
+
+@pytest.mark.parametrize('environ', ENVIRONS.values(), ids=ENVIRONS)
+def test_the_environment_is_the_one_zope_publisher_makes(environ):
+    """The same keys in the same order, the same values, or the same
+    error."""
+    def outcome(sane_environment):
+        try:
+            sane = sane_environment(environ)
+        except Exception as error:
+            return type(error)
+        return list(sane.items())
+
+    assert outcome(factories.sane_environment) == outcome(
+        stock_sane_environment)
+
+
+@pytest.mark.parametrize('stock, ours', [
+    (BrowserRequest, factories.BrowserRequest),
+    (HTTPRequest, factories.HTTPRequest)], ids=['browser', 'http'])
+@pytest.mark.parametrize('environ', ENVIRONS.values(), ids=ENVIRONS)
+def test_a_request_has_the_state_zope_publisher_sets_up(
+        servers, stock, ours, environ):
+    """Made twice (the second time its server remembered), a request of
+    ours holds what zope.publisher's holds, the original environ itself
+    included."""
+    def made(cls, environ):
+        try:
+            return state(cls(io.BytesIO(b''), environ))
+        except Exception as error:
+            return type(error)
+
+    expected = made(stock, dict(environ))
+    for _ in range(2):
+        original = dict(environ)
+        assert made(ours, original) == expected
+    if isinstance(expected, dict):
+        body = io.BytesIO(b'')
+        request = ours(body, original)
+        assert request._orig_env is original
+        assert request.response._request is request
+        assert request._body_instream.stream is body
+
+
+@pytest.fixture
+def servers():
+    factories.clear_servers()
+    yield factories._servers
+    factories.clear_servers()
+
+
+def test_each_host_gets_its_own_server(servers):
+    first = factories.BrowserRequest(io.BytesIO(b''), environ_with(
+        HTTP_HOST='a.example'))
+    other = factories.BrowserRequest(io.BytesIO(b''), environ_with(
+        HTTP_HOST='b.example:81'))
+    again = factories.BrowserRequest(io.BytesIO(b''), environ_with(
+        HTTP_HOST='a.example'))
+    assert (first._app_server, other._app_server, again._app_server) == (
+        'http://a.example', 'http://b.example:81', 'http://a.example')
+    assert len(servers) == 2
+
+
+@pytest.mark.parametrize('changed', [
+    {'HTTPS': 'on'}, {'SERVER_PORT_SECURE': '1'}, {'SERVER_PORT': '8080'},
+    {'SERVER_NAME': 'other'}, {'SERVER_URL': 'https://given'},
+    {'HTTP_HOST': 'h'}])
+def test_a_server_is_made_afresh_when_what_it_is_made_of_changes(
+        servers, changed):
+    """Each key zope.publisher makes the server of is part of the key
+    it is remembered by."""
+    before = factories.HTTPRequest(io.BytesIO(b''), environ_with())
+    after = factories.HTTPRequest(io.BytesIO(b''), environ_with(**changed))
+    stock = HTTPRequest(io.BytesIO(b''), environ_with(**changed))
+    assert before._app_server == 'http://localhost'
+    assert after._app_server == stock._app_server != before._app_server
+
+
+def test_a_value_that_cannot_be_a_key_goes_the_stock_way(servers):
+    class Host(str):
+        __hash__ = None
+
+    request = factories.BrowserRequest(io.BytesIO(b''), environ_with(
+        HTTP_HOST=Host('example.com:81')))
+    assert request._app_server == 'http://example.com:81'
+    assert servers == {}
+
+
+def test_a_value_zope_publisher_cannot_read_fails_the_same_way(servers):
+    for cls in (HTTPRequest, factories.HTTPRequest):
+        with pytest.raises(AttributeError):
+            cls(io.BytesIO(b''), environ_with(HTTPS=1))
+    assert servers == {}
+
+
+def test_remembered_servers_are_bounded(servers, monkeypatch):
+    """The Host header is the client's: at most MAX_SERVERS servers are
+    kept (then they are forgotten and remembered afresh)."""
+    monkeypatch.setattr(factories, 'MAX_SERVERS', 3)
+    for number in range(10):
+        request = factories.BrowserRequest(io.BytesIO(b''), environ_with(
+            HTTP_HOST='h%d.example' % number))
+        assert request._app_server == 'http://h%d.example' % number
+        assert 1 <= len(servers) <= 3
