@@ -146,6 +146,13 @@ class Collector:
         self.active.discard(record)
         self.finished.append(record)
 
+    def finish_by(self, record, clock):
+        """``finish(record, clock())``: the callback of a page's body,
+        one call when its ``close()`` comes."""
+        record.end = clock()
+        self.active.discard(record)
+        self.finished.append(record)
+
     # -- aggregation
 
     def advance(self, now=None):

@@ -128,13 +128,19 @@ class BaseTagFilter:
         self.scan_limit = scan_limit
 
     def __call__(self, response, body):
-        if not response.getBase():
+        base = response.getBase()
+        if not base:
             return body
         content_type = response.getHeader('content-type')
         if content_type and not content_type.startswith('text/html'):
             return body
         if type(body) is list:
-            return self.filter_list(response, body)
+            # filter_list, without the call
+            whole = body[0] if len(body) == 1 else b''.join(body)
+            if type(whole) is not bytes:
+                whole = b''.join(body)
+            changed = self.insert_base(response, whole, base, content_type)
+            return body if changed is None else [changed]
         return self.filter_stream(response, body)
 
     def filter_list(self, response, body):
@@ -162,9 +168,21 @@ class BaseTagFilter:
         return prepend([head] if head else [], iterator, body)
 
     def insert(self, response, head):
-        changed = with_base(head, encoded_base(response))
-        if changed is None:
+        return self.insert_base(response, head, response.getBase(),
+                                response.getHeader('content-type'))
+
+    def insert_base(self, response, head, base, content_type):
+        """``insert``, given the response's base and Content-Type."""
+        match = START_OF_HEAD.search(head)
+        if match is None or BASE_TAG.search(head) is not None:
             return None
+        key = (base, content_type or '')
+        encoded = _bases.get(key)
+        if encoded is None:
+            encoded = encoded_base(response)
+        index = match.end()
+        changed = b''.join((head[:index], b'\n<base href="', encoded,
+                            b'" />\n', head[index:]))
         length = response.getHeader('content-length')
         if length is not None and length.isdigit():
             response.setHeader('Content-Length',

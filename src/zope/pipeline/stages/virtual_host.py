@@ -87,11 +87,17 @@ writes = (
     'HTTPS',
 )
 
+CLIENT_ADDRESS = keys.CLIENT_ADDRESS
+VH_DIRECTIVES = keys.VH_DIRECTIVES
+SITE_ROOT = keys.SITE_ROOT
+VH_PREFIX = paths.VH_PREFIX
+
 FORWARDED_KEYS = ('HTTP_FORWARDED', 'HTTP_X_FORWARDED_HOST',
                   'HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_PORT',
                   'HTTP_X_FORWARDED_FOR', 'HTTP_X_FORWARDED_SERVER',
                   'HTTP_X_FORWARDED_BY', 'HTTP_X_REAL_IP', 'HTTP_X_VHM_HOST',
                   'HTTP_X_VHM_ROOT')
+FORWARDED_SET = frozenset(FORWARDED_KEYS)
 #: Headers that say a proxy forwarded the request for another client.
 FORWARDED_FOR_KEYS = ('HTTP_FORWARDED', 'HTTP_X_FORWARDED_FOR',
                       'HTTP_X_REAL_IP')
@@ -288,20 +294,33 @@ class VirtualHostStage:
         map the server's site root."""
         trusted = self.has_proxies and \
             environ.get('REMOTE_ADDR', '') in self.proxies
-        environ[keys.CLIENT_ADDRESS] = client_address(environ, trusted,
-                                                      self.proxies)
         if trusted:
+            environ[CLIENT_ADDRESS] = client_address(environ, trusted,
+                                                     self.proxies)
             apply_forwarded(environ)
+        elif FORWARDED_SET.isdisjoint(environ):
+            # no forwarded header to remove: client_address's answer
+            environ[CLIENT_ADDRESS] = remote_text(
+                environ.get('REMOTE_ADDR', ''))
         else:
+            environ[CLIENT_ADDRESS] = client_address(environ, trusted,
+                                                     self.proxies)
             for key in FORWARDED_KEYS:
                 environ.pop(key, None)
         self.check_host(environ)
-        directives = self.check_path(environ.get('PATH_INFO', ''), trusted)
-        root = environ.get(keys.SITE_ROOT)
+        path = environ.get('PATH_INFO', '')
+        if VH_PREFIX in path:
+            directives = self.check_path(path, trusted)
+        else:
+            # check_path's answer without a ++vh++, without the call
+            if '/.' in path:
+                paths.resolve(path)
+            directives = ()
+        root = environ.get(SITE_ROOT)
         if root:
             environ['PATH_INFO'] = site_root_path(root, environ)
             directives = ('',) + directives
-        environ[keys.VH_DIRECTIVES] = directives
+        environ[VH_DIRECTIVES] = directives
 
     def check_host(self, environ):
         host = environ.get('HTTP_HOST')
