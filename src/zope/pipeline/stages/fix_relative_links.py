@@ -64,17 +64,6 @@ reads_if_present = (keys.DEFAULT_VIEW,)
 writes = ()
 # -- the filter
 
-def with_base(head, base):
-    """Return ``head`` with the base tag inserted, or None if it needs none
-    (no <head>, or a base tag already)."""
-    match = START_OF_HEAD.search(head)
-    if match is None or BASE_TAG.search(head) is not None:
-        return None
-    index = match.end()
-    return b''.join((head[:index], b'\n<base href="', base, b'" />\n',
-                     head[index:]))
-
-
 def read_head(iterator, scan_limit):
     """Read chunks until the head is complete (or ``scan_limit`` bytes were
     read, or the body ended); return them as one bytes object."""
@@ -135,18 +124,12 @@ class BaseTagFilter:
         if content_type and not content_type.startswith('text/html'):
             return body
         if type(body) is list:
-            # filter_list, without the call
             whole = body[0] if len(body) == 1 else b''.join(body)
             if type(whole) is not bytes:
                 whole = b''.join(body)
             changed = self.insert_base(response, whole, base, content_type)
             return body if changed is None else [changed]
         return self.filter_stream(response, body)
-
-    def filter_list(self, response, body):
-        whole = b''.join(body)
-        changed = self.insert(response, whole)
-        return body if changed is None else [changed]
 
     def filter_stream(self, response, body):
         iterator = iter(body)
