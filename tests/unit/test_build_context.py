@@ -23,12 +23,34 @@ def stage_app(publisher, request_type, name):
     return next(stage.app for stage in chain.stages if stage.name == name)
 
 
-def test_traversal_hooks_are_assembled_in_chain_order(publisher):
-    from zope.pipeline.stages.authenticate import authenticate_at_site
-    from zope.pipeline.stages.site_events import before_traverse
+def test_traversal_hooks_of_site_events_and_authenticate_run_as_one(
+        publisher):
+    from zope.pipeline.sitehooks import site_hook
     for request_type in ('browser', 'xmlrpc', 'http'):
         traverse = stage_app(publisher, request_type, 'traverse')
-        assert traverse.hooks == [before_traverse, authenticate_at_site]
+        assert traverse.hooks == [site_hook]
+
+
+def test_traversal_hooks_are_assembled_in_chain_order():
+    from zope.pipeline.stages.authenticate import authenticate_at_site
+    from zope.pipeline.stages.site_events import before_traverse
+
+    def first(request, ob):
+        pass
+
+    def last(request, ob):
+        pass
+
+    class Stage:
+        def __init__(self, *hooks):
+            self.traversal_hooks = hooks
+
+    build = BuildContext(PipelineRegistry(), {}, [])
+    hooks = build.traversal_hooks
+    build.assemble([Stage(first, authenticate_at_site),
+                    Stage(before_traverse), Stage(), Stage(last)])
+    assert build.traversal_hooks is hooks  # the traverse stage holds it
+    assert hooks == [first, authenticate_at_site, before_traverse, last]
 
 
 def test_output_filters_are_assembled_for_the_chains_that_declare_them(

@@ -809,3 +809,59 @@ def test_an_adapter_factory_is_not_told_through_another_hook(
         assert events.adapter_factory(Content(), IPlainEvent) is None
     finally:
         adapter_hooks.remove(hook)
+
+
+def test_notify_event_makes_the_event_only_when_a_handler_may_hear_it(
+        hooked):
+    from zope.publisher.interfaces import EndRequestEvent
+    from zope.publisher.interfaces import IEndRequestEvent
+    made = []
+
+    class Counted(EndRequestEvent):
+        def __init__(self, ob, request):
+            made.append(ob)
+            super().__init__(ob, request)
+
+    calls = []
+    events.notify_event(Counted, 'published', None)
+    assert made == [] and calls == []
+    # a handler registered later, globally or in the current local site
+    provideHandler(recorder(calls, 'global'), (IEndRequestEvent,))
+    events.notify_event(Counted, 'published', None)
+    assert made == ['published'] and calls == [('global', 'Counted')]
+    getGlobalSiteManager().unregisterHandler(required=(IEndRequestEvent,))
+    root = rootFolder()
+    root.setSiteManager(LocalSiteManager(root))
+    with site(root):
+        root.getSiteManager().registerHandler(recorder(calls, 'local'),
+                                              (IEndRequestEvent,))
+        events.notify_event(Counted, 'at site', None)
+    events.notify_event(Counted, 'at root', None)
+    assert calls[1:] == [('local', 'Counted')]
+    assert made == ['published', 'at site']
+
+
+def test_notify_event_calls_zope_event_when_anything_else_is_installed(
+        hooked):
+    from zope.publisher.interfaces import EndRequestEvent
+    seen = []
+    zope.event.subscribers.append(seen.append)
+    try:
+        events.notify_event(EndRequestEvent, 'published', None)
+    finally:
+        zope.event.subscribers.remove(seen.append)
+    assert [event.object for event in seen] == ['published']
+    from zope.component import getSiteManager
+
+    class Registry(Components):
+        def subscribers(self, objects, provided):
+            seen.append('asked')
+
+    registry = Registry()
+    getSiteManager.sethook(lambda context=None: registry)
+    try:
+        events.notify_event(EndRequestEvent, 'published', None)
+    finally:
+        getSiteManager.reset()
+        setHooks()
+    assert seen[-1] == 'asked'

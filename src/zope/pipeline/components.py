@@ -151,6 +151,19 @@ def notify(event):
             handler(event)
 
 
+def notify_event(event_class, *args):
+    """``notify(event_class(*args))``, the event made only when a handler
+    may hear it: not when zope.component dispatches alone and the current
+    site manager and its bases register no handler for the interfaces
+    ``event_class`` implements (its instances declare no others)."""
+    if zope.event.subscribers == STANDARD_SUBSCRIBERS:
+        adapters = subscription_registry(getSiteManager())
+        if adapters is not None and not adapters.subscriptions(
+                (implementedBy(event_class),), None):
+            return
+    notify(event_class(*args))
+
+
 def object_event_handlers(event_class, ob):
     """The handlers ``notify(event_class(ob, ...))`` would call, when all
     of them are registered for ``(ob, event)``: the current site manager

@@ -14,7 +14,7 @@ from zope.publisher.interfaces import EndRequestEvent
 from zope.traversing.interfaces import BeforeTraverseEvent
 
 from zope.pipeline import environ as keys
-from zope.pipeline.components import notify
+from zope.pipeline.components import notify_event
 from zope.pipeline.components import notify_object_event
 
 
@@ -37,10 +37,11 @@ def before_traverse(request, ob):
 
 def end_request(environ):
     """Notify EndRequestEvent (also after an error, as the classic
-    publisher's ``endRequest`` did), then clear the site in any case."""
+    publisher's ``endRequest`` did; made only when a handler may hear
+    it), then clear the site in any case."""
     try:
-        notify(EndRequestEvent(environ.get(keys.PUBLISHED),
-                               environ[keys.REQUEST_KEY]))
+        notify_event(EndRequestEvent, environ.get(keys.PUBLISHED),
+                     environ[keys.REQUEST_KEY])
     finally:
         setSite(None)
 
