@@ -13,6 +13,7 @@ import pytest
 from zope.browserpage.viewpagetemplatefile import ViewPageTemplateFile
 from zope.component import provideAdapter
 from zope.component import provideUtility
+from zope.container.contained import Contained
 from zope.container.interfaces import IReadContainer
 from zope.container.sample import SampleContainer
 from zope.container.traversal import ContainerTraversable
@@ -587,3 +588,163 @@ def test_make_app_checks_template_files_in_development_only(
     assert PageTemplateFile._v_debug is development
     templates.check_template_files(None)
     assert PageTemplateFile._v_debug is __debug__
+
+
+# Proxied container steps: the checks and proxies of the proxies, made
+# without proxying the bound ``get``
+
+class Item(Contained):
+    """An item a container step gives: proxied as zope.security says."""
+
+
+def container_with(name, value):
+    """A container holding ``value`` itself (not a contained proxy)."""
+    shelf = Shelf()
+    shelf._SampleContainer__data[name] = value
+    return shelf
+
+
+@pytest.fixture
+def inline(hooked):
+    provideAdapter(DefaultTraversable, (None,))
+    provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
+
+
+def test_a_proxied_containers_item_comes_proxied_by_its_checker(inline):
+    from zope.security.checker import NamesChecker
+    from zope.security.checker import defineChecker
+    from zope.security.checker import undefineChecker
+    from zope.security.proxy import getChecker
+    item_checker = NamesChecker(('name',))
+    defineChecker(Item, item_checker)
+    try:
+        base = container_with('item', Item())
+        found = pipeline_step(proxied(base), 'item')
+        expected = classic_step(proxied(base), 'item')
+        assert type(found) is type(expected) is Proxy
+        assert removeSecurityProxy(found) is removeSecurityProxy(expected)
+        assert getChecker(found) is getChecker(expected) is item_checker
+    finally:
+        undefineChecker(Item)
+
+
+@pytest.mark.parametrize('value', ['text', b'bytes', 3, 2.5, True, None])
+def test_a_proxied_containers_basic_values_come_as_zope_security_gives_them(
+        inline, value):
+    found = pipeline_step(proxied(container_with('key', value)), 'key')
+    assert found is classic_step(proxied(container_with('key', value)),
+                                 'key')
+    assert type(found) is not Proxy
+
+
+def test_a_checker_defined_for_strings_is_followed(inline, monkeypatch):
+    from zope.security.checker import NamesChecker
+    from zope.security.checker import _checkers
+    monkeypatch.setitem(_checkers, str, NamesChecker(('upper',)))
+    for base in (container_with('key', 'text'), Shelf()):
+        name = 'key' if len(base) else 'title'
+        found = pipeline_step(proxied(base), name)
+        assert type(found) is Proxy
+        assert found.upper() == classic_step(proxied(base), name).upper()
+
+
+def test_a_checker_defined_for_methods_is_followed(inline, monkeypatch):
+    from types import MethodType
+
+    from zope.security.checker import NamesChecker
+    from zope.security.checker import _checkers
+    # calling a method is no longer public: the proxied get is refused
+    monkeypatch.setitem(_checkers, MethodType, NamesChecker(()))
+    base = container_with('key', 'text')
+    for take in (classic_step, pipeline_step):
+        with pytest.raises(ForbiddenAttribute, match='__call__'):
+            take(proxied(base), 'key')
+
+
+def test_a_get_with_its_own_checker_is_called_through_the_proxies(inline):
+    from zope.security.checker import NamesChecker
+
+    class Guarded(Shelf):
+        def get(self, key, default=None):
+            return super().get(key, default)
+        get.__Security_checker__ = NamesChecker(())
+
+    base = Guarded()
+    base['key'] = 'text'
+    for take in (classic_step, pipeline_step):
+        with pytest.raises(ForbiddenAttribute, match='__call__'):
+            take(proxied(base), 'key')
+
+
+def test_a_container_without_get_allowed_is_refused_as_before(inline):
+    from zope.security.checker import NamesChecker
+    base = container_with('key', 'text')
+    checker = NamesChecker(('title',))
+    for take in (classic_step, pipeline_step):
+        with pytest.raises(ForbiddenAttribute, match="'get'"):
+            take(Proxy(base, checker), 'key')
+
+
+def test_a_forbidden_attribute_of_a_container_is_not_found(inline):
+    base = container_with('key', 'text')
+    assert pipeline_step(proxied(base), 'secret') is LocationError
+    assert classic_step(proxied(base), 'secret') is LocationError
+
+
+def test_a_checker_of_another_kind_is_asked_through_the_proxy(inline):
+    from zope.security.checker import NamesChecker
+
+    class Counting:
+        """A checker that is not zope.security's ``Checker``."""
+
+        def __init__(self):
+            self.checker = NamesChecker(('title', 'get'))
+            self.asked = []
+
+        def check(self, ob, name):
+            self.asked.append(name)
+            self.checker.check(ob, name)
+
+        check_getattr = check
+
+        def proxy(self, value):
+            return self.checker.proxy(value)
+
+    base = container_with('key', 'text')
+    checker = Counting()
+    assert pipeline_step(Proxy(base, checker), 'key') == 'text'
+    assert pipeline_step(Proxy(base, checker), 'title') == 'the attribute'
+    assert pipeline_step(Proxy(base, checker), 'missing') is LocationError
+    assert 'get' in checker.asked and 'title' in checker.asked
+
+
+def test_an_unauthorized_get_is_raised_as_through_the_proxy(inline):
+    from zope.security.checker import Checker
+    from zope.security.interfaces import Unauthorized
+    from zope.security.management import endInteraction
+    from zope.security.management import getSecurityPolicy
+    from zope.security.management import newInteraction
+    from zope.security.management import setSecurityPolicy
+    from zope.security.simplepolicies import ParanoidSecurityPolicy
+    from zope.security.testing import Participation
+    from zope.security.testing import Principal
+    checker = Checker({'get': 'zope.View', 'title': 'zope.View'})
+    base = container_with('key', 'text')
+    policy = setSecurityPolicy(ParanoidSecurityPolicy)
+    newInteraction(Participation(Principal('someone')))
+    try:
+        for take in (classic_step, pipeline_step):
+            with pytest.raises(Unauthorized):
+                take(Proxy(base, checker), 'key')
+    finally:
+        endInteraction()
+        setSecurityPolicy(policy)
+    assert getSecurityPolicy() is policy
+
+
+def test_an_allowed_attribute_a_container_lacks_is_not_found(inline):
+    from zope.security.checker import NamesChecker
+    base = container_with('key', 'text')
+    checker = NamesChecker(('get', 'absent'))
+    for take in (classic_step, pipeline_step):
+        assert take(Proxy(base, checker), 'absent') is LocationError

@@ -36,6 +36,7 @@ import ast
 import hashlib
 import importlib.metadata
 import logging
+from types import FunctionType
 from types import MethodType
 
 from chameleon.astutil import Symbol
@@ -54,7 +55,12 @@ from zope.pagetemplate.interfaces import IPageTemplateProgram
 from zope.pagetemplate.pagetemplate import PageTemplateEngine
 from zope.pagetemplate.pagetemplatefile import PageTemplateFile
 from zope.proxy import isProxy
+from zope.security.checker import Checker
+from zope.security.checker import CheckerPublic
+from zope.security.checker import NoProxy
+from zope.security.checker import _checkers
 from zope.security.proxy import Proxy
+from zope.security.proxy import getChecker
 from zope.security.proxy import removeSecurityProxy
 from zope.traversing.adapters import DefaultTraversable
 from zope.traversing.adapters import traversePathElement
@@ -79,6 +85,12 @@ INLINE = frozenset((DefaultTraversable, ContainerTraversable))
 
 _compilers_digest = None
 _marker = object()
+SECURITY_CHECKER = '__Security_checker__'
+
+#: Builtin types whose values cannot have a ``__Security_checker__`` (a
+#: class attribute of a builtin type cannot be set): ``proxied_value``
+#: asks ``_checkers`` only.
+UNPROXIED_TYPES = frozenset((str, bytes, int, float, bool, type(None)))
 
 
 def compilers_digest():
@@ -147,12 +159,65 @@ def inline_factory(base):
     return factory if factory in INLINE else None
 
 
+def proxied_value(checker, value):
+    """``checker.proxy(value)``, without asking ``value`` for its
+    ``__Security_checker__`` when it is of a builtin type that cannot
+    have one (``UNPROXIED_TYPES``) and zope.security's ``_checkers`` say
+    ``NoProxy`` for that type (as they are now)."""
+    cls = type(value)
+    if cls in UNPROXIED_TYPES and _checkers.get(cls) is NoProxy:
+        return value
+    return checker.proxy(value)
+
+
+def proxied_getattr(checker, raw, name):
+    """``getattr(proxy, name, _marker)`` for the proxy of ``raw`` by
+    ``checker``: ``name`` checked by ``check_getattr`` (a
+    ``ForbiddenAttribute``, an ``AttributeError``, answers ``_marker``
+    as it does through the proxy), the value proxied by the checker."""
+    try:
+        checker.check_getattr(raw, name)
+    except AttributeError:
+        return _marker
+    value = getattr(raw, name, _marker)
+    if value is _marker:
+        return value
+    return proxied_value(checker, value)
+
+
+def proxied_get(base, checker, raw, name):
+    """``base.get(name, _marker)`` for ``base``, the proxy of ``raw`` by
+    ``checker``, checked and proxied as the proxies check and proxy it,
+    without making the proxy of the bound method: ``get`` checked by
+    ``checker``, the call by the checker zope.security selects for the
+    method (``_checkers`` as it is now: its ``__call__`` public), the
+    result proxied by it (``_marker``, ours, is not a value of the
+    object).  Anything else (a checker of another kind, ``get`` not a
+    plain Python method, a method with its own ``__Security_checker__``,
+    a call not public) goes through the proxies."""
+    method_checker = _checkers.get(MethodType)
+    if type(method_checker) is Checker and \
+            method_checker.permission_id('__call__') is CheckerPublic:
+        checker.check_getattr(raw, 'get')
+        method = raw.get
+        if type(method) is MethodType and \
+                type(method.__func__) is FunctionType and \
+                SECURITY_CHECKER not in method.__func__.__dict__:
+            found = method(name, _marker)
+            if found is _marker:
+                return found
+            return proxied_value(method_checker, found)
+    return base.get(name, _marker)
+
+
 def traverse_inline(base, name):
     """``factory(base).traverse(name, ...)`` for the proxied ``base``, the
     code of zope.traversing's ``DefaultTraversable`` or zope.container's
     ``ContainerTraversable`` (which read nothing of the further path)
     without making the adapter; ``_marker`` when another adapter (or
-    none) applies."""
+    none) applies.  Through a proxy whose checker is zope.security's
+    own ``Checker``, ``ContainerTraversable``'s reads are checked and
+    proxied by ``proxied_get`` and ``proxied_getattr``."""
     factory = inline_factory(base)
     if factory is DefaultTraversable:
         attr = getattr(base, name, _marker)
@@ -165,14 +230,24 @@ def traverse_inline(base, name):
                 pass
         raise LocationError(base, name)
     if factory is ContainerTraversable:
-        found = base.get(name, _marker)
-        if found is _marker:
-            try:
-                found = getattr(base, name, _marker)
-            except UnicodeEncodeError:
-                raise TraversalError(base, name) from None
+        checker = getChecker(base)
+        if type(checker) is Checker:
+            raw = removeSecurityProxy(base)
+            found = proxied_get(base, checker, raw, name)
             if found is _marker:
-                raise TraversalError(base, name)
+                try:
+                    found = proxied_getattr(checker, raw, name)
+                except UnicodeEncodeError:
+                    raise TraversalError(base, name) from None
+        else:
+            found = base.get(name, _marker)
+            if found is _marker:
+                try:
+                    found = getattr(base, name, _marker)
+                except UnicodeEncodeError:
+                    raise TraversalError(base, name) from None
+        if found is _marker:
+            raise TraversalError(base, name)
         return found
     return _marker
 
