@@ -107,15 +107,29 @@ class BufferedBody:
             self.spooled.close()
 
 
+#: The body of a request that announces none: empty, read from no
+#: stream, shared by those requests (nothing changes a finished body).
+NO_BODY = BufferedBody().finish()
+
+
 def declared_length(environ):
     """Return the announced body length, or None to read to the end."""
-    text = (environ.get('CONTENT_LENGTH') or '').strip()
+    text = environ.get('CONTENT_LENGTH')
+    if not text:  # most requests: no body, nothing to parse
+        return length_without_header(environ)
+    text = text.strip()
     if LENGTH_RE.match(text):
         return int(text)
     if DIGITS_RE.match(text):
         raise BodyTooLarge()
     if text:
         raise BadLength('The Content-Length header is not a number.')
+    return length_without_header(environ)
+
+
+def length_without_header(environ):
+    """The length of a body without Content-Length: None (read to the
+    end) when chunked or the server ends the input, else 0."""
     chunked = 'chunked' in environ.get('HTTP_TRANSFER_ENCODING', '').lower()
     if chunked or environ.get('wsgi.input_terminated'):
         return None
@@ -125,11 +139,12 @@ def declared_length(environ):
 def read_body(environ, spool_threshold, max_body):
     """Return the BufferedBody of this request, read to its end: in
     memory up to ``spool_threshold`` bytes, else in a temporary file;
-    BodyTooLarge above ``max_body`` bytes (0: no limit)."""
+    BodyTooLarge above ``max_body`` bytes (0: no limit).  A request that
+    announces no body gets ``NO_BODY``."""
     length = declared_length(environ)
-    body = BufferedBody(spool_threshold)
     if length == 0:
-        return body
+        return NO_BODY
+    body = BufferedBody(spool_threshold)
     if length is not None and max_body and length > max_body:
         raise BodyTooLarge()
     try:

@@ -118,9 +118,7 @@ class DeferredStart:
         """
         if self.status is None:
             return self._send_late(start_response, iterable)
-        # self._start(start_response), without a call per request
-        self._server_write = start_response(self.status, self.headers)
-        self._server_start = start_response
+        self._start(start_response)
         if not self.written:
             return iterable
         return prepend(self.written, iterable, iterable)

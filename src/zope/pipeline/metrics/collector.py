@@ -149,9 +149,7 @@ class Collector:
     def finish_by(self, record, clock):
         """``finish(record, clock())``: the callback of a page's body,
         one call when its ``close()`` comes."""
-        record.end = clock()
-        self.active.discard(record)
-        self.finished.append(record)
+        self.finish(record, clock())
 
     # -- aggregation
 

@@ -82,11 +82,11 @@ MAX_BASES = 1024
 _bases = {}
 
 
-def encoded_base(response):
-    """The base URL, HTML-escaped, in the charset of the page; remembered
-    per base URL and Content-Type (it is a function of the two)."""
-    base = response.getBase()
-    content_type = response.getHeader('content-type') or ''
+def encoded_base(base, content_type):
+    """The base URL, HTML-escaped, in the charset of the page (its
+    Content-Type, or None); remembered per base URL and Content-Type (it
+    is a function of the two)."""
+    content_type = content_type or ''
     key = (base, content_type)
     encoded = _bases.get(key)
     if encoded is None:
@@ -124,9 +124,8 @@ class BaseTagFilter:
         if content_type and not content_type.startswith('text/html'):
             return body
         if type(body) is list:
-            whole = body[0] if len(body) == 1 else b''.join(body)
-            if type(whole) is not bytes:
-                whole = b''.join(body)
+            whole = body[0] if len(body) == 1 and type(body[0]) is bytes \
+                else b''.join(body)
             changed = self.insert_base(response, whole, base, content_type)
             return body if changed is None else [changed]
         return self.filter_stream(response, body)
@@ -159,12 +158,9 @@ class BaseTagFilter:
         match = START_OF_HEAD.search(head)
         if match is None or BASE_TAG.search(head) is not None:
             return None
-        key = (base, content_type or '')
-        encoded = _bases.get(key)
-        if encoded is None:
-            encoded = encoded_base(response)
         index = match.end()
-        changed = b''.join((head[:index], b'\n<base href="', encoded,
+        changed = b''.join((head[:index], b'\n<base href="',
+                            encoded_base(base, content_type),
                             b'" />\n', head[index:]))
         length = response.getHeader('content-length')
         if length is not None and length.isdigit():

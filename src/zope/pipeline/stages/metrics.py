@@ -48,7 +48,6 @@ from zope.pipeline import environ as keys
 from zope.pipeline.metrics import IMetricsRuntime
 from zope.pipeline.metrics import modwsgi as modwsgi_server
 from zope.pipeline.metrics.collector import Collector
-from zope.pipeline.metrics.collector import Record
 from zope.pipeline.metrics.group import group_directory
 from zope.pipeline.metrics.group import group_state
 from zope.pipeline.metrics.histogram import DEFAULT_BOUNDS
@@ -57,6 +56,7 @@ from zope.pipeline.metrics.runtime import MetricsRuntime
 from zope.pipeline.metrics.statsd import StatsdExporter
 from zope.pipeline.metrics.statsd import parse_address
 from zope.pipeline.wsgi import ClosingIterator
+from zope.pipeline.wsgi import listed_chunks
 
 #: Server threads assumed per process when neither the setting nor
 #: mod_wsgi says (waitress's default).
@@ -98,10 +98,6 @@ class IMetricsSettings(Interface):
 reads = ()
 reads_if_present = (keys.UNMETERED, keys.ATTEMPT)
 writes = (keys.RECORD_KEY,)
-
-RECORD_KEY = keys.RECORD_KEY
-UNMETERED = keys.UNMETERED
-ATTEMPT = keys.ATTEMPT
 
 
 def check_settings(statsd, buckets):
@@ -190,10 +186,8 @@ class MetricsStage:
             self.runtime.start()
         clock = self.clock
         collector = self.collector
-        # collector.begin(clock()), without a call
-        record = Record(clock())
-        collector.active.add(record)
-        environ[RECORD_KEY] = record
+        record = collector.begin(clock())
+        environ[keys.RECORD_KEY] = record
 
         def metered_start_response(status, headers, exc_info=None):
             record.status = status
@@ -214,10 +208,10 @@ class MetricsStage:
                 record.status = '500 Internal Server Error'
             collector.finish(record, clock())
             raise
-        if UNMETERED in environ and environ[UNMETERED]:
+        if environ.get(keys.UNMETERED):
             collector.forget(record)
             return result
-        attempt = environ.get(ATTEMPT)
+        attempt = environ.get(keys.ATTEMPT)
         if attempt is not None and attempt > record.attempt:
             record.attempt = attempt
         if type(result) is list:
@@ -231,23 +225,12 @@ class MetricsStage:
             record.blocks = 1
             collector.finish(record, clock())
             return result
-        # listed_chunks(result) and account_list, without the calls
-        chunks = result
-        while type(chunks) is ClosingIterator:
-            if chunks._iterator is not None:
-                return MeteredBody(result, record, collector.finish, clock)
-            chunks = chunks._iterable
-        if type(chunks) is not list:
-            return MeteredBody(result, record, collector.finish, clock)
-        size = blocks = 0
-        for chunk in chunks:
-            if chunk:
-                size += len(chunk)
-                blocks += 1
-        record.bytes += size
-        record.blocks += blocks
-        return ClosingIterator(result, functools.partial(
-            collector.finish_by, record, clock))
+        chunks = listed_chunks(result)
+        if chunks is not None:
+            account_list(record, chunks)
+            return ClosingIterator(result, functools.partial(
+                collector.finish_by, record, clock))
+        return MeteredBody(result, record, collector.finish, clock)
 
 
 def modwsgi_threads(use_modwsgi):

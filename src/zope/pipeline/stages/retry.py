@@ -29,7 +29,6 @@ from zope.schema import Int
 from zope.pipeline import environ as keys
 from zope.pipeline.bodies import BadLength
 from zope.pipeline.bodies import BodyTooLarge
-from zope.pipeline.bodies import BufferedBody
 from zope.pipeline.bodies import UnreadableBody
 from zope.pipeline.bodies import read_body
 from zope.pipeline.components import notify
@@ -77,14 +76,7 @@ reads_if_present = ()
 writes = (keys.ATTEMPT, keys.RETRIES_LEFT, keys.RETRY_AFTER, 'wsgi.input',
           'CONTENT_LENGTH')
 
-ATTEMPT = keys.ATTEMPT
-RETRIES_LEFT = keys.RETRIES_LEFT
-RETRY_AFTER = keys.RETRY_AFTER
 
-#: The body of a request that announces none (no Content-Length, no
-#: Transfer-Encoding, no ``wsgi.input_terminated``): empty, read from no
-#: stream, shared by those requests (nothing changes it once finished).
-NO_BODY = BufferedBody().finish()
 
 @implementer(IBeforeRetry)
 class BeforeRetry:
@@ -117,12 +109,6 @@ class RetryStage:
     # -- attempts
 
     def __call__(self, environ, start_response):
-        if not environ.get('CONTENT_LENGTH') and \
-                not environ.get('HTTP_TRANSFER_ENCODING') and \
-                not environ.get('wsgi.input_terminated'):
-            # no body announced (a plain GET): what read_body gives then,
-            # without reading (the empty body is shared, never changed)
-            return self.run(environ, start_response, NO_BODY)
         try:
             body = read_body(environ, self.spool_threshold,
                              self.max_body)
@@ -157,9 +143,9 @@ class RetryStage:
         attempt_environ = dict(environ)
         attempt_environ['wsgi.input'] = body.reader()
         attempt_environ['CONTENT_LENGTH'] = str(body.length)
-        attempt_environ[ATTEMPT] = attempt
-        attempt_environ[RETRIES_LEFT] = self.attempts - attempt
-        attempt_environ[RETRY_AFTER] = self.retry_after
+        attempt_environ[keys.ATTEMPT] = attempt
+        attempt_environ[keys.RETRIES_LEFT] = self.attempts - attempt
+        attempt_environ[keys.RETRY_AFTER] = self.retry_after
         if 'HTTP_TRANSFER_ENCODING' in attempt_environ:
             del attempt_environ['HTTP_TRANSFER_ENCODING']
         return attempt_environ
@@ -173,7 +159,7 @@ class RetryStage:
                 # its bound __call__: a call the interpreter makes inline
                 # (calling the instance goes through the type's call slot)
                 result = self.next_app(attempt_environ, held.__call__)
-                environ[ATTEMPT] = attempt
+                environ[keys.ATTEMPT] = attempt
                 return held.send(start_response, result)
             except Exception as error:
                 if is_unavailable(error):

@@ -87,11 +87,6 @@ writes = (
     'HTTPS',
 )
 
-CLIENT_ADDRESS = keys.CLIENT_ADDRESS
-VH_DIRECTIVES = keys.VH_DIRECTIVES
-SITE_ROOT = keys.SITE_ROOT
-VH_PREFIX = paths.VH_PREFIX
-
 FORWARDED_KEYS = ('HTTP_FORWARDED', 'HTTP_X_FORWARDED_HOST',
                   'HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_PORT',
                   'HTTP_X_FORWARDED_FOR', 'HTTP_X_FORWARDED_SERVER',
@@ -294,33 +289,20 @@ class VirtualHostStage:
         map the server's site root."""
         trusted = self.has_proxies and \
             environ.get('REMOTE_ADDR', '') in self.proxies
+        environ[keys.CLIENT_ADDRESS] = client_address(environ, trusted,
+                                                      self.proxies)
         if trusted:
-            environ[CLIENT_ADDRESS] = client_address(environ, trusted,
-                                                     self.proxies)
             apply_forwarded(environ)
-        elif FORWARDED_SET.isdisjoint(environ):
-            # no forwarded header to remove: client_address's answer
-            environ[CLIENT_ADDRESS] = remote_text(
-                environ.get('REMOTE_ADDR', ''))
-        else:
-            environ[CLIENT_ADDRESS] = client_address(environ, trusted,
-                                                     self.proxies)
+        elif not FORWARDED_SET.isdisjoint(environ):
             for key in FORWARDED_KEYS:
                 environ.pop(key, None)
         self.check_host(environ)
-        path = environ.get('PATH_INFO', '')
-        if VH_PREFIX in path:
-            directives = self.check_path(path, trusted)
-        else:
-            # check_path's answer without a ++vh++, without the call
-            if '/.' in path:
-                paths.resolve(path)
-            directives = ()
-        root = environ.get(SITE_ROOT)
+        directives = self.check_path(environ.get('PATH_INFO', ''), trusted)
+        root = environ.get(keys.SITE_ROOT)
         if root:
             environ['PATH_INFO'] = site_root_path(root, environ)
             directives = ('',) + directives
-        environ[VH_DIRECTIVES] = directives
+        environ[keys.VH_DIRECTIVES] = directives
 
     def check_host(self, environ):
         host = environ.get('HTTP_HOST')
