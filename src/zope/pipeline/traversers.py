@@ -279,9 +279,7 @@ class Traversal:
     def walk(self, request, ob):
         """``HTTPRequest.traverse``: ``BaseRequest.traverse``'s loop over
         the traversal stack, then once more over the ``:method`` suffix;
-        this class's ``callTraversalHooks`` run inline."""
-        own_hooks = type(self).callTraversalHooks is \
-            Traversal.callTraversalHooks
+        ``callTraversalHooks`` once per object reached."""
         suffix = False
         while True:
             stack = request._traversal_stack
@@ -289,16 +287,9 @@ class Traversal:
             previous = None
             while True:
                 request._last_obj_traversed = ob
-                bare = removeSecurityProxy(ob)
-                if bare is not removeSecurityProxy(previous):
-                    if not own_hooks:
-                        self.callTraversalHooks(request, ob)
-                    else:
-                        self.environ[self.context_key] = ob
-                        if bare is not self.last_hooked:
-                            self.last_hooked = bare
-                            for hook in self.hooks:
-                                hook(request, ob)
+                if removeSecurityProxy(ob) is not removeSecurityProxy(
+                        previous):
+                    self.callTraversalHooks(request, ob)
                 if not stack:
                     break
                 previous = ob
