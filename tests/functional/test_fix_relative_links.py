@@ -212,6 +212,30 @@ def test_redirect_mode_is_called(redirecting):
     assert any(called_by(stage) is fix for stage in apps)
 
 
+def fix_relative_links_described(publisher):
+    """show-pipeline's data and text for the browser chain's stage."""
+    from zope.pipeline.introspect import describe
+    from zope.pipeline.introspect import format_text
+    data = describe(publisher)
+    stages = data['request_types']['browser']['stages']
+    stage = [stage for stage in stages
+             if stage['name'] == 'fix_relative_links'][0]
+    return stage, format_text(data)
+
+
+def test_show_pipeline_says_the_base_mode_is_left_out_of_the_calls(app):
+    stage, text = fix_relative_links_described(app.app)
+    assert stage['passes_through'] is True
+    assert 'called:        no: it passes every request through' in text
+
+
+def test_show_pipeline_says_nothing_of_the_called_redirect_mode(
+        redirecting):
+    stage, text = fix_relative_links_described(redirecting.app)
+    assert stage['passes_through'] is False
+    assert 'called:        no' not in text
+
+
 def test_redirect_mode_serves_the_slashed_url_without_a_base(redirecting):
     response = redirecting.get('/folder/')
     assert b'<a href="doc">doc</a>' in response.body

@@ -4,6 +4,7 @@ import json
 
 from zope.pipeline.contract import Contract
 from zope.pipeline.ordering import where
+from zope.pipeline.publisher import passes_through
 from zope.pipeline.registry import UNKNOWN_PLACE
 
 
@@ -38,6 +39,7 @@ def describe_stage(stage, part):
         'before': list(registration.before),
         'after': list(registration.after),
         'registered_at': where(registration.info),
+        'passes_through': passes_through(stage.app),
         **describe_contract(Contract(factory)),
     }
 
@@ -174,6 +176,9 @@ def _stage_lines(number, stage):
     for key, value in sorted(stage['settings'].items()):
         lines.append('      setting:       %s.%s = %s'
                      % (stage['name'], key, json.dumps(value)))
+    if stage.get('passes_through'):
+        lines.append('      called:        no: it passes every request '
+                     'through (what it declares is assembled)')
     return lines + _contract_lines(stage)
 
 
