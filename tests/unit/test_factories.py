@@ -117,7 +117,7 @@ def test_requests_are_zope_publisher_requests_but_for_locale_and_url(
     assert set(vars(factories.LinearCookies)) - bookkeeping == {
         '_parseCookies'}
     assert set(vars(factories.LinearEnvironment)) - bookkeeping == {
-        '__init__', '_setup_url_base'}
+        '__init__', '_setup_path', '_setup_url_base'}
     assert repr(request) == repr(stock(
         io.BytesIO(b''), environ_for(method, 'text/xml')))
     assert repr(request).startswith('<%s.%s instance URL=' % (

@@ -68,6 +68,13 @@ ENVIRONS = {
                 if key != 'PATH_INFO'},
     'method in lower case': environ_with(REQUEST_METHOD='post'),
     'key that is not text': environ_with() | {1: 'one'},
+    'dots and empty names in the path': environ_with(
+        PATH_INFO='/./a//b/../c/./'),
+    'parent names beyond the root': environ_with(PATH_INFO='/../../a/..'),
+    'root path': environ_with(PATH_INFO='/'),
+    'empty path': environ_with(PATH_INFO=''),
+    'a cookie named like the path': environ_with(
+        HTTP_COOKIE='PATH_INFO=/from/cookie'),
 }
 
 
@@ -173,3 +180,60 @@ def test_remembered_servers_are_bounded(servers, monkeypatch):
             HTTP_HOST='h%d.example' % number))
         assert request._app_server == 'http://h%d.example' % number
         assert 1 <= len(servers) <= 3
+
+
+class OwnPathHelper(factories.BrowserRequest):
+    __slots__ = ()
+
+    def _setupPath_helper(self, attr):
+        super()._setupPath_helper(attr)
+        self._traversal_stack.append('helper')
+
+
+class OwnTraversalStack(factories.BrowserRequest):
+    __slots__ = ()
+
+    def setTraversalStack(self, stack):
+        super().setTraversalStack(['stack'] + list(stack))
+
+
+class OwnGet(factories.BrowserRequest):
+    __slots__ = ()
+
+    def get(self, key, default=None):
+        if key == 'PATH_INFO':
+            return '/from/get'
+        return super().get(key, default)
+
+
+@pytest.mark.parametrize('cls, stack', [
+    (OwnPathHelper, ['b', 'a', 'helper']),
+    (OwnTraversalStack, ['stack', 'b', 'a']),
+    (OwnGet, ['get', 'from'])], ids=['helper', 'stack', 'get'])
+def test_a_class_with_its_own_path_steps_gets_them_called(cls, stack):
+    """The traversal stack is made in one step only where the class has
+    zope.publisher's own steps; a class overriding one gets it called."""
+    request = cls(io.BytesIO(b''), environ_with())
+    assert request.getTraversalStack() == stack
+
+
+FORM_COOKIE_ENVIRON = environ_with(HTTP_COOKIE='both=cookie; cookie=c',
+                                   HTTP_BOTH='environ', QUERY_STRING='x=1')
+
+
+@pytest.mark.parametrize('cls', [
+    BrowserRequest, HTTPRequest, factories.BrowserRequest,
+    factories.HTTPRequest, OwnGet], ids=['browser', 'http', 'our browser',
+                                         'our http', 'own get'])
+@pytest.mark.parametrize('key', [
+    'both', 'cookie', 'HTTP_BOTH', 'form', 'PATH_INFO', 'missing'])
+def test_a_request_value_is_what_the_request_gets(cls, key):
+    """``request_value`` reads the form, then the cookies, then the
+    environment, as zope.publisher's ``get`` does (or calls the class's
+    own ``get``), default included."""
+    request = cls(io.BytesIO(b''), dict(FORM_COOKIE_ENVIRON))
+    if hasattr(request, 'form'):
+        request.form.update(both='form', form='f')
+    default = object()
+    assert factories.request_value(request, key, default) is request.get(
+        key, default)

@@ -78,6 +78,33 @@ MAX_LOCALES = 256
 _locales = {}
 
 
+#: zope.publisher's ``get`` of a browser request (its form, then as an
+#: HTTP request's) and of an HTTP request (its cookies, then its
+#: environment).
+BROWSER_GET = publisher_browser.BrowserRequest.get
+HTTP_GET = publisher_http.HTTPRequest.get
+_MISSING = object()
+
+
+def request_value(request, key, default=None):
+    """``request.get(key, default)``, read from the request's form,
+    cookies and environment in zope.publisher's order without its three
+    nested calls, where the request's class has zope.publisher's own
+    ``get`` (a browser request's or an HTTP request's); any other ``get``
+    is called."""
+    get = type(request).get
+    if get is BROWSER_GET:
+        value = request.form.get(key, _MISSING)
+        if value is not _MISSING:
+            return value
+    elif get is not HTTP_GET:
+        return request.get(key, default)
+    value = request._cookies.get(key, _MISSING)
+    if value is not _MISSING:
+        return value
+    return request._environ.get(key, default)
+
+
 class RememberedLocale:
     """``setupLocale`` as zope.publisher's, its outcome remembered, its
     work bounded.
@@ -105,7 +132,7 @@ class RememberedLocale:
         factory = adapter_factory(self, IUserPreferredLanguages)
         notes = HEADER_LANGUAGES.get(factory) \
             if isinstance(factory, type) else None
-        header = self.get('HTTP_ACCEPT_LANGUAGE', '')
+        header = request_value(self, 'HTTP_ACCEPT_LANGUAGE', '')
         if notes is None or not isinstance(header, str) or \
                 BROWSER_LANGUAGES_KEY in self.annotations:
             adapter = IUserPreferredLanguages(self, None)
@@ -331,7 +358,7 @@ def request_charset(request):
     that is not text goes the stock way every time."""
     if adapter_factory(request, IUserPreferredCharsets) is not HTTPCharsets:
         return getCharsetUsingRequest(request)
-    header = request.get('HTTP_ACCEPT_CHARSET', '')
+    header = request_value(request, 'HTTP_ACCEPT_CHARSET', '')
     if type(header) is not str:
         return getCharsetUsingRequest(request)
     charset = _charsets.get(header)
@@ -586,9 +613,16 @@ def clear_servers():
     _servers.clear()
 
 
+#: zope.publisher's steps ``LinearEnvironment._setup_path`` takes at once.
+STOCK_SETUP_PATH = publisher_http.HTTPRequest._HTTPRequest__setupPath
+STOCK_PATH_HELPER = publisher_http.HTTPRequest._setupPath_helper
+STOCK_SET_STACK = publisher_http.HTTPRequest.setTraversalStack
+
+
 class LinearEnvironment(publisher_http.HTTPRequest):
     """zope.publisher's ``HTTPRequest.__init__``, the same state set up,
-    its environment copied in one step (``sane_environment``) and its
+    its environment copied in one step (``sane_environment``), its
+    traversal stack made in one call (``_setup_path``) and its
     application server remembered per value of the keys it is made from
     (``_setup_url_base``).  Placed between zope.publisher's class and
     ``HTTPRequest`` in our classes' resolution order, so a
@@ -610,10 +644,41 @@ class LinearEnvironment(publisher_http.HTTPRequest):
         self.method = environ.get('REQUEST_METHOD', 'GET').upper()
         self._environ = environ
         self._HTTPRequest__setupCookies()
-        self._HTTPRequest__setupPath()
+        self._setup_path()
         self._setup_url_base(environ)
         self._vh_root = None
         self.setupLocale()
+
+    def _setup_path(self):
+        """``__setupPath``: the traversal stack made of ``PATH_INFO``, as
+        zope.publisher's ``_setupPath_helper`` makes it, in one call
+        where the class has zope.publisher's own ``__setupPath``,
+        ``_setupPath_helper`` and ``setTraversalStack`` (``PATH_INFO``
+        read as ``request_value`` reads it); else theirs."""
+        cls = type(self)
+        if cls._HTTPRequest__setupPath is not STOCK_SETUP_PATH \
+                or cls._setupPath_helper is not STOCK_PATH_HELPER \
+                or cls.setTraversalStack is not STOCK_SET_STACK:
+            self._HTTPRequest__setupPath()
+            return
+        path = request_value(self, 'PATH_INFO', '/')
+        if path.endswith('/'):
+            path = path[:-1]
+            self._endswithslash = True
+        else:
+            self._endswithslash = False
+        clean = []
+        for item in path.split('/'):
+            if not item or item == '.':
+                continue
+            if item == '..':
+                # zope.publisher removes the last name and keeps '..'
+                if clean:
+                    del clean[-1]
+            clean.append(item)
+        clean.reverse()
+        self._traversal_stack[:] = clean
+        self._path_suffix = None
 
     def _setup_url_base(self, environ):
         """``__setupURLBase``: the application names and server."""
