@@ -194,8 +194,10 @@ def languages(clean_zope):
     from zope.component.hooks import setHooks
     setHooks()
     factories.clear_locales()
+    factories.clear_language_factories()
     yield
     factories.clear_locales()
+    factories.clear_language_factories()
 
 
 def language_adapter(adapter):
@@ -335,6 +337,164 @@ def test_remembered_locales_are_bounded(languages, monkeypatch):
         request = locale_request(factories.browser, 'en, x%d' % number)
         assert described(request)[0] == ('en', None, None)
         assert 1 <= len(factories._locales) <= 3
+
+
+class ILanguageMarker(Interface):
+    """Marks a request class given a language adapter of its own."""
+
+
+def german(request):
+    from zope.publisher.browser import BrowserLanguages
+
+    class German(BrowserLanguages):
+        def getPreferredLanguages(self):
+            return ['de']
+
+    return German(request)
+
+
+def language_of(request):
+    return request.locale and request.locale.id.language
+
+
+def test_a_language_factory_is_remembered_per_interfaces_and_registry(
+        languages):
+    """The factory zope.component's hook would find for a request's
+    interfaces in the current registry is looked up once."""
+    from zope.i18n.interfaces import IUserPreferredLanguages
+    from zope.publisher.browser import BrowserLanguages
+
+    from zope.pipeline.components import adapter_factory
+    language_adapter(BrowserLanguages)
+    for _ in range(3):
+        request = locale_request(factories.browser, 'fr')
+        assert language_of(request) == 'fr'
+        assert factories.language_factory(request) is adapter_factory(
+            request, IUserPreferredLanguages) is BrowserLanguages
+    # one for the request's class as it is made, one for it skinned
+    assert [value[2] for value in factories._language_factories.values()
+            ] == [BrowserLanguages, BrowserLanguages]
+
+
+def test_a_language_adapter_registered_later_is_used_at_once(languages):
+    """A registration changes the registry's generation: the factory is
+    looked up afresh."""
+    from zope.component import provideAdapter
+    from zope.i18n.interfaces import IUserPreferredLanguages
+    from zope.publisher.browser import BrowserLanguages
+    from zope.publisher.interfaces.browser import IBrowserRequest
+    language_adapter(BrowserLanguages)
+    assert language_of(locale_request(factories.browser, 'fr')) == 'fr'
+    provideAdapter(german, (IBrowserRequest,), IUserPreferredLanguages)
+    assert language_of(locale_request(factories.browser, 'fr')) == 'de'
+    assert language_of(locale_request(stock_request, 'fr')) == 'de'
+
+
+def test_a_request_class_that_comes_to_implement_more_gets_its_adapter(
+        languages):
+    """A class declaring another interface changes its resolution order:
+    the factory is looked up afresh."""
+    from zope.component import provideAdapter
+    from zope.i18n.interfaces import IUserPreferredLanguages
+    from zope.interface import classImplements
+    from zope.publisher.browser import BrowserLanguages
+    language_adapter(BrowserLanguages)
+    provideAdapter(german, (ILanguageMarker,), IUserPreferredLanguages)
+
+    class MarkedLater(factories.BrowserRequest):
+        __slots__ = ('__provides__',)
+
+    make = factories.RequestFactory(MarkedLater)
+    assert language_of(locale_request(make, 'fr')) == 'fr'
+    classImplements(MarkedLater, ILanguageMarker)
+    assert language_of(locale_request(make, 'fr')) == 'de'
+
+
+def test_a_request_that_conforms_is_asked_every_time(languages):
+    """``__conform__`` comes before the registry: nothing is remembered."""
+    from zope.i18n.interfaces import IUserPreferredLanguages
+    from zope.publisher.browser import BrowserLanguages
+    language_adapter(BrowserLanguages)
+
+    class Conforming(factories.BrowserRequest):
+        __slots__ = ('__provides__',)
+
+        def __conform__(self, interface):
+            if interface is IUserPreferredLanguages:
+                return german(self)
+            return None
+
+    make = factories.RequestFactory(Conforming)
+    for _ in range(2):
+        assert language_of(locale_request(make, 'fr')) == 'de'
+    assert factories._language_factories == {}
+
+
+def test_a_persistent_registrys_language_factory_is_not_remembered(
+        languages):
+    """A local site's registry is persistent: remembering it would keep
+    its connection alive (its factory is asked every time)."""
+    from zope.component.hooks import setSite
+    from zope.component.persistentregistry import PersistentComponents
+    from zope.i18n.interfaces import IUserPreferredLanguages
+    from zope.interface.registry import Components
+    from zope.publisher.browser import BrowserLanguages
+    from zope.publisher.interfaces.browser import IBrowserRequest
+    language_adapter(BrowserLanguages)
+    components = PersistentComponents('local')
+    components.__bases__ = (Components('unused'),)
+    components.registerAdapter(german, (IBrowserRequest,),
+                               IUserPreferredLanguages)
+
+    class Site:
+        def getSiteManager(self):
+            return components
+
+    setSite(Site())
+    try:
+        for _ in range(2):
+            assert language_of(locale_request(factories.browser, 'fr')) \
+                == 'de'
+    finally:
+        setSite(None)
+    assert factories._language_factories == {}
+
+
+def test_another_adapter_hook_is_asked_every_time(languages):
+    """An adapter hook of the application's comes before zope.component's
+    registry: nothing is remembered."""
+    import zope.interface.interface
+    from zope.i18n.interfaces import IUserPreferredLanguages
+    from zope.publisher.browser import BrowserLanguages
+    language_adapter(BrowserLanguages)
+
+    def hook(interface, ob):
+        if interface is IUserPreferredLanguages:
+            return german(ob)
+        return None
+
+    adapter_hooks = zope.interface.interface.adapter_hooks
+    adapter_hooks.insert(0, hook)  # the list zope.interface's C code reads
+    try:
+        for _ in range(2):
+            assert language_of(
+                locale_request(factories.browser, 'fr')) == 'de'
+            assert language_of(locale_request(stock_request, 'fr')) == 'de'
+    finally:
+        adapter_hooks.remove(hook)
+    assert factories._language_factories == {}
+
+
+def test_remembered_language_factories_are_bounded(languages, monkeypatch):
+    from zope.publisher.browser import BrowserLanguages
+    language_adapter(BrowserLanguages)
+    monkeypatch.setattr(factories, 'MAX_LANGUAGE_FACTORIES', 2)
+    for number in range(5):
+        cls = type('Request%d' % number, (factories.BrowserRequest,),
+                   {'__slots__': ('__provides__',)})
+        request = locale_request(factories.RequestFactory(cls), 'fr')
+        assert language_of(request) == 'fr'
+        assert 1 <= len(factories._language_factories) <= 2
 
 
 def test_a_subclass_of_ours_is_named_in_its_repr():

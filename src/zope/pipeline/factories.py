@@ -26,8 +26,11 @@ import re
 from xmlrpc.client import loads as parse_xmlrpc
 
 import zope.contenttype.parse
+import zope.interface.interface
 from persistent import Persistent
 from zope.component import getSiteManager
+from zope.component import hooks
+from zope.component._api import adapter_hook as component_adapter_hook
 from zope.i18n.interfaces import IUserPreferredCharsets
 from zope.i18n.interfaces import IUserPreferredLanguages
 from zope.i18n.locales import LoadLocaleError
@@ -35,6 +38,7 @@ from zope.i18n.locales import locales
 from zope.interface import implementedBy
 from zope.interface import implementer
 from zope.interface import providedBy
+from zope.interface.adapter import AdapterRegistry
 from zope.interface.interfaces import IInterface
 from zope.publisher import browser as publisher_browser
 from zope.publisher import http as publisher_http
@@ -56,7 +60,10 @@ from zope.publisher.skinnable import setDefaultSkin
 from zope.security.checker import getCheckerForInstancesOf
 from zope.security.checker import selectChecker
 
+from zope.pipeline.components import STANDARD_ADAPT
+from zope.pipeline.components import STANDARD_ADAPTER_HOOKS
 from zope.pipeline.components import adapter_factory
+from zope.pipeline.components import hooked_lookup1
 from zope.pipeline.components import query_multi_adapter
 from zope.pipeline.cookies import parse_cookies
 from zope.pipeline.errors import PayloadTooLarge
@@ -129,7 +136,7 @@ class RememberedLocale:
     __slots__ = ()
 
     def setupLocale(self):
-        factory = adapter_factory(self, IUserPreferredLanguages)
+        factory = language_factory(self)
         notes = HEADER_LANGUAGES.get(factory) \
             if isinstance(factory, type) else None
         header = request_value(self, 'HTTP_ACCEPT_LANGUAGE', '')
@@ -159,6 +166,56 @@ class RememberedLocale:
         shown = STOCK_CLASSES.get(shown, shown)
         return '<%s.%s instance URL=%s>' % (shown.__module__, shown.__name__,
                                             str(self.URL))
+
+
+#: The most language factories remembered ((interfaces, hook) pairs).
+MAX_LANGUAGE_FACTORIES = 64
+
+#: (the request's interfaces, the current site's adapter hook) -> (the
+#: hook's registry's generation, the interfaces' resolution order, the
+#: factory)
+_language_factories = {}
+
+
+def language_factory(request):
+    """``adapter_factory(request, IUserPreferredLanguages)``, remembered
+    per interfaces the request provides and adapter hook of the current
+    site, for as long as neither the hook's registry (its generation) nor
+    the interfaces (their resolution order) change.
+
+    Only where adapting goes through zope.component's hook alone (as
+    ``components.hooked_lookup1`` tells), the request has no
+    ``__conform__`` and the registry is an ``AdapterRegistry`` that is not
+    persistent (its generation follows its bases' changes): the global
+    one, current while a request is made.  Otherwise it is asked every
+    time."""
+    if type(IUserPreferredLanguages).__adapt__ is not STANDARD_ADAPT \
+            or zope.interface.interface.adapter_hooks \
+            != STANDARD_ADAPTER_HOOKS \
+            or component_adapter_hook.implementation \
+            is not hooks.adapter_hook \
+            or getattr(request, '__conform__', None) is not None:
+        return adapter_factory(request, IUserPreferredLanguages)
+    hook = hooks.siteinfo.adapter_hook
+    spec = providedBy(request)
+    key = (spec, hook)
+    known = _language_factories.get(key)
+    if known is not None and known[1] is spec.__sro__ \
+            and known[0] == known[3]._generation:
+        return known[2]
+    factory = adapter_factory(request, IUserPreferredLanguages)
+    registry = getattr(getattr(hook, '__self__', None), '_registry', None)
+    if isinstance(registry, AdapterRegistry) \
+            and not isinstance(registry, Persistent) \
+            and hooked_lookup1(IUserPreferredLanguages) is not None:
+        remember(_language_factories, MAX_LANGUAGE_FACTORIES, key,
+                 (registry._generation, spec.__sro__, factory, registry))
+    return factory
+
+
+def clear_language_factories():
+    """Forget the remembered language factories (tests)."""
+    _language_factories.clear()
 
 
 #: The most languages of a request a locale is looked for.
