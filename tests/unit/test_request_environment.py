@@ -7,7 +7,9 @@ import io
 
 import pytest
 from zope.publisher.browser import BrowserRequest
+from zope.publisher.browser import BrowserResponse
 from zope.publisher.http import HTTPRequest
+from zope.publisher.http import HTTPResponse
 from zope.publisher.http import sane_environment as stock_sane_environment
 
 from zope.pipeline import factories
@@ -237,3 +239,55 @@ def test_a_request_value_is_what_the_request_gets(cls, key):
     default = object()
     assert factories.request_value(request, key, default) is request.get(
         key, default)
+
+
+class OwnSubclass(factories.BrowserRequest):
+    __slots__ = ('__provides__',)
+
+
+@pytest.mark.parametrize('environ', [ENVIRONS['plain'], ENVIRONS['cookies']],
+                         ids=['plain', 'cookies'])
+def test_a_subclass_of_ours_is_set_up_by_zope_publishers_init(environ):
+    """Our classes set zope.publisher's ``BaseRequest`` state at once; a
+    subclass of theirs has ``BaseRequest.__init__`` called, with the same
+    outcome."""
+    expected = state(BrowserRequest(io.BytesIO(b''), dict(environ)))
+    assert state(OwnSubclass(io.BytesIO(b''), dict(environ))) == expected
+    assert state(factories.BrowserRequest(io.BytesIO(b''),
+                                          dict(environ))) == expected
+
+
+def response_state(response):
+    return {name: getattr(response, name, MISSING)
+            for name in set(slots_of(type(response))) - {'__weakref__'}}
+
+
+class ResetCounting(factories.BrowserResponse):
+    __slots__ = ()
+    resets = 0
+
+    def reset(self):
+        type(self).resets += 1
+        super().reset()
+
+
+class OwnBrowserResponse(factories.BrowserResponse):
+    __slots__ = ()
+
+
+@pytest.mark.parametrize('ours, stock', [
+    (factories.HTTPResponse, HTTPResponse),
+    (factories.BrowserResponse, BrowserResponse),
+    (OwnBrowserResponse, BrowserResponse),
+    (ResetCounting, BrowserResponse)],
+    ids=['http', 'browser', 'subclass', 'own reset'])
+def test_a_response_has_the_state_zope_publisher_sets_up(ours, stock):
+    """Our responses set zope.publisher's state at once; a subclass, or a
+    class with a reset of its own (called), gets zope.publisher's
+    ``__init__``."""
+    assert response_state(ours()) == response_state(stock())
+    retried = ours().retry()
+    assert type(retried) is ours
+    assert response_state(retried) == response_state(stock())
+    if ours is ResetCounting:
+        assert ResetCounting.resets == 3  # each response made

@@ -18,7 +18,15 @@ by line; cookies are unquoted in one pass (``LinearCookies``).  Their
 requests did.  The factories give each request its default
 skin as zope.publisher's ``setDefaultSkin`` does, its outcome remembered
 per request class and registry where it depends on nothing else
-(``set_default_skin``).
+(``set_default_skin``).  The language adapter's factory that
+``setupLocale`` asks for is remembered per request interfaces and
+adapter hook while the global registry and the interfaces stay
+(``language_factory``).  Where a class's steps are zope.publisher's own,
+a request reads a header as its ``get`` does in one call
+(``request_value``), makes its traversal stack in one call
+(``LinearEnvironment._setup_path``), and our own request and response
+classes set zope.publisher's ``BaseRequest`` and ``HTTPResponse`` state
+at once rather than through their chains of ``__init__`` and ``reset``.
 """
 
 import io
@@ -43,6 +51,7 @@ from zope.interface.interfaces import IInterface
 from zope.publisher import browser as publisher_browser
 from zope.publisher import http as publisher_http
 from zope.publisher import xmlrpc as publisher_xmlrpc
+from zope.publisher.base import DebugFlags
 from zope.publisher.browser import BROWSER_LANGUAGES_KEY
 from zope.publisher.browser import BrowserLanguages
 from zope.publisher.browser import CacheableBrowserLanguages
@@ -542,6 +551,26 @@ class RememberedCharset(publisher_http.HTTPResponse):
 
     __Security_checker__ = StockChecker(publisher_http.HTTPResponse)
 
+    def __init__(self):
+        # zope.publisher's HTTPResponse.__init__ (BaseResponse's, then the
+        # reset of BrowserResponse, HTTPResponse and BaseResponse) in one
+        # step for our own classes while their reset is zope.publisher's
+        sets_base = STOCK_RESETS.get(type(self))
+        if sets_base is None or type(self).reset is not STOCK_RESET_OF[
+                sets_base]:
+            super().__init__()
+            return
+        self._request = None
+        self._headers = {}
+        self._cookies = {}
+        self._status = 599
+        self._reason = 'No status set'
+        self._status_set = False
+        self._charset = None
+        self.authUser = '-'
+        if sets_base:
+            self._base = ''
+
     def setResult(self, result):
         if IResult.providedBy(result):
             r = result
@@ -635,6 +664,14 @@ class BrowserResponse(publisher_browser.BrowserResponse, RememberedCharset):
         return RememberedCharset._implicitResult(self, body)
 
 
+#: Our response classes whose state ``RememberedCharset.__init__`` sets
+#: up at once -> whether zope.publisher's reset gives them a ``_base``.
+STOCK_RESETS = {HTTPResponse: False, BrowserResponse: True}
+#: Whether a base is set -> zope.publisher's reset that does it.
+STOCK_RESET_OF = {False: publisher_http.HTTPResponse.reset,
+                  True: publisher_browser.BrowserResponse.reset}
+
+
 def sane_environment(environ):
     """``zope.publisher.http.sane_environment(environ)``: the same mapping,
     without a Python step per key where no key has a ``REDIRECT_`` prefix
@@ -688,9 +725,27 @@ class LinearEnvironment(publisher_http.HTTPRequest):
     __slots__ = ()
 
     def __init__(self, body_instream, environ, response=None):
-        super(publisher_http.HTTPRequest, self).__init__(
-            publisher_http.HTTPInputStream(body_instream, environ), environ,
-            response)
+        body_instream = publisher_http.HTTPInputStream(body_instream,
+                                                       environ)
+        if type(self) in STOCK_CLASSES:
+            # zope.publisher's BaseRequest.__init__, for our own classes
+            self._traversal_stack = []
+            self._last_obj_traversed = None
+            self._traversed_names = []
+            self._environ = environ
+            self._args = ()
+            self._response = self._createResponse() if response is None \
+                else response
+            self._response._request = self
+            self._body_instream = body_instream
+            self._held = ()
+            self._principal = None
+            self.debug = DebugFlags()
+            self.interaction = None
+            self.annotations = {}
+        else:
+            super(publisher_http.HTTPRequest, self).__init__(
+                body_instream, environ, response)
         self._orig_env = environ
         environ = sane_environment(environ)
         if 'HTTP_AUTHORIZATION' in environ:
