@@ -916,3 +916,195 @@ def test_an_object_changed_by_its_map_adapter_leaves_the_table_alone(
     nodes = site.nodes(0)
     assert check_in_interaction('alice', 'perm.view', nodes) == [False] * 3
     assert shared_table(site) == {}
+
+
+# -- the shared table an interaction reads (``TableView``), asked again
+# on every check
+
+class AliceMayView:
+    """A local map that lets alice view."""
+
+    def __init__(self, context=None):
+        pass
+
+    def getSetting(self, permission, principal, default=None):
+        return Allow if principal == 'alice' else default
+
+
+def checks_in_one_interaction(principal='alice'):
+    setSecurityPolicy(ZopeSecurityPolicy)
+    newInteraction(Participation(Principal(principal)))
+    return lambda ob: interaction_check('perm.view', ob)
+
+
+def grant_elsewhere(site):
+    """Alice may view node1 in a transaction of connection 1 (outside an
+    interaction: the grant does not empty one)."""
+    with site.managers[1]:
+        IPrincipalPermissionManager(site.nodes(1)[1]).grantPermissionToPrincipal(
+            'perm.view', 'alice')
+
+
+def test_a_new_transaction_in_the_interaction_reads_its_snapshot(site):
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3  # every node is in the table
+    site.end(0)
+    nodes = site.nodes(0)
+    grant_elsewhere(site)  # after connection 0's snapshot
+    check = checks_in_one_interaction()
+    try:
+        assert not check(nodes[0])
+        site.managers[0].abort()  # as a view committing would
+        nodes = site.nodes(0)  # a new transaction, a new snapshot
+        assert check(nodes[2])
+    finally:
+        endInteraction()
+
+
+def test_a_connection_reopened_in_the_transaction_reads_its_snapshot(site):
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3
+    site.end(0)
+    manager = transaction.TransactionManager(explicit=True)
+    with manager:
+        connection = site.db.open(transaction_manager=manager)
+        node0 = connection.root()['node0']
+        grant_elsewhere(site)
+        check = checks_in_one_interaction()
+        try:
+            assert not check(node0)
+            connection.close()
+            reopened = site.db.open(transaction_manager=manager)
+            assert reopened is connection  # the pool's, a new snapshot
+            assert check(reopened.root()['node2'])
+        finally:
+            endInteraction()
+            connection.close()
+
+
+def test_a_site_entered_during_the_interaction_is_seen(site):
+    from zope.component import getGlobalSiteManager
+    from zope.component.hooks import setSite
+    from zope.interface.registry import Components
+
+    local = Components('local', bases=(getGlobalSiteManager(),))
+    local.registerAdapter(AliceMayView, (PersistentNode,),
+                          IPrincipalPermissionMap)
+
+    class LocalSite:
+        def getSiteManager(self):
+            return local
+
+    nodes = site.nodes(0)
+    check = checks_in_one_interaction()
+    try:
+        assert not check(nodes[0])
+        setSite(LocalSite())
+        assert check(nodes[2])
+        setSite(None)
+        assert not check(nodes[1])
+    finally:
+        setSite(None)
+        endInteraction()
+
+
+def test_a_registration_made_during_the_interaction_is_seen(site):
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3
+    site.end(0)
+    nodes = site.nodes(0)
+    check = checks_in_one_interaction()
+    try:
+        assert not check(nodes[0])
+        provideAdapter(AliceMayView, (PersistentNode,),
+                       IPrincipalPermissionMap)
+        assert check(nodes[2])
+    finally:
+        endInteraction()
+
+
+def test_a_global_registry_reset_during_the_interaction_is_seen(
+        site, grant_adapters):
+    from zope.component.globalregistry import base
+    from zope.component.hooks import setSite
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3  # every node is in the table
+    site.end(0)
+    nodes = site.nodes(0)
+    check = checks_in_one_interaction()
+    try:
+        assert not check(nodes[0])
+        base.__init__('base')  # zope.testing's cleanup: new adapters,
+        setSite(None)  # the site hook's cache emptied
+        provideAdapter(AliceMayView, (PersistentNode,),
+                       IPrincipalPermissionMap)
+        assert check(nodes[2])
+    finally:
+        endInteraction()
+
+
+def test_an_object_changed_during_the_interaction_is_seen(site):
+    provideAdapter(lambda node: getattr(node, 'local_map', None),
+                   (PersistentNode,), IPrincipalPermissionMap)
+    assert check_in_interaction('alice', 'perm.view', site.nodes(0)) == [
+        False] * 3
+    site.end(0)
+    nodes = site.nodes(0)
+    check = checks_in_one_interaction()
+    try:
+        assert not check(nodes[0])
+        nodes[2].local_map = AliceMayView()  # not committed
+        assert check(nodes[2])
+    finally:
+        endInteraction()
+
+
+def test_an_object_added_during_the_interaction_is_seen(site):
+    nodes = site.nodes(0)
+    check = checks_in_one_interaction()
+    try:
+        assert not check(nodes[0])
+        added = PersistentNode(nodes[2])
+        site.connections[0].add(added)
+        assert site.connections[0]._added
+        assert not check(nodes[2])
+        assert not check(added)
+    finally:
+        endInteraction()
+    assert added._p_oid not in shared_table(site)
+
+
+def test_objects_without_zope_components_hooks_share_nothing(site):
+    nodes = site.nodes(0)
+    resetHooks()
+    try:
+        assert check_in_interaction('alice', 'perm.view', nodes) == [
+            False] * 3
+    finally:
+        setHooks()
+    assert shared_table_or_empty(site) == {}
+
+
+def test_objects_of_the_connection_without_an_oid_are_asked_anew(site):
+    nodes = site.nodes(0)
+    connection = site.connections[0]
+    plain = Annotatable(nodes[2])
+    plain._p_jar = connection  # not persistent, yet claims the connection
+    unsaved = PersistentNode(nodes[2])
+    unsaved._p_jar = connection  # no oid yet
+    assert unsaved._p_oid is None
+    check = checks_in_one_interaction()
+    try:
+        assert not check(nodes[0])  # the table is read
+        assert not check(plain)
+        assert not check(unsaved)
+    finally:
+        endInteraction()
+    IPrincipalPermissionManager(plain).grantPermissionToPrincipal(
+        'perm.view', 'alice')
+    check = checks_in_one_interaction()
+    try:
+        assert not check(nodes[0])
+        assert check(plain)
+    finally:
+        endInteraction()

@@ -12,7 +12,11 @@ shortcuts, none of which changes an answer:
   requests, per database, for as long as the database has not changed
   (``SharedGrants``): a commit anywhere, by any process, is a new
   snapshot and starts afresh; a request that has changed objects neither
-  reads nor writes it;
+  reads nor writes it.  An interaction reads the table of its
+  connection's snapshot once (``TableView``) and asks on every check,
+  with a few attribute reads, whether it still holds: the connection
+  clean, not reopened, in the same transaction, the same current site
+  manager (zope.component's hooks in place) and global registry;
 - the same table says of a persistent object whose ancestors, up to the
   root (``__parent__`` None), are persistent objects of its connection
   that grant nothing either, that it is ``ROOTED``: every principal's
@@ -40,6 +44,7 @@ import weakref
 from persistent import Persistent
 from zope.component import getGlobalSiteManager
 from zope.component import getSiteManager
+from zope.component import hooks
 from zope.interface import provider
 from zope.security.checker import CheckerPublic
 from zope.security.interfaces import ISecurityPolicy
@@ -124,13 +129,60 @@ def is_clean(jar):
                 or getattr(jar, '_added', True))
 
 
-def registry_key(site_manager):
+def registry_key(site_manager, adapters):
     """What decides which local-map adapters apply: the current site
     manager (a persistent one by its oid) and the global registry's
-    generation (bumped by every registration)."""
+    ``adapters`` and their generation (bumped by every registration).
+    Objects, not their ids: the key holds them."""
     oid = getattr(site_manager, '_p_oid', None)
-    site = id(site_manager) if oid is None else oid
-    return site, getGlobalSiteManager().adapters._generation
+    return (site_manager if oid is None else oid), adapters, \
+        adapters._generation
+
+
+#: A ``TableView``'s transaction when its connection's cannot be told,
+#: and the connection of ``NO_VIEW`` (no object's).
+UNKNOWN = object()
+
+#: zope.component's own ``getSiteManager`` hook (``setHooks``): it
+#: answers zope.component's thread-local ``siteinfo.sm``.
+SITE_MANAGER_HOOK = hooks.getSiteManager
+
+#: The global registry (never rebound: zope.testing's cleanup
+#: reinitialises it, which makes new ``adapters``).
+GLOBAL_SITE_MANAGER = getGlobalSiteManager()
+
+
+class TableView:
+    """What one interaction reads of a connection's shared table (the
+    ``table``), and what it holds for: the connection (``jar``) clean, as
+    it was opened (``opened``), in the same transaction (a new one reads
+    a new snapshot), the same current site manager (read where
+    zope.component's hook answers, ``SITE_MANAGER_HOOK``) and the same
+    global registry and generation.  ``ZopeSecurityPolicy`` asks that on
+    every check, inline; ``table`` is None when the view cannot hold."""
+
+    __slots__ = ('jar', 'opened', 'transaction', 'site_manager',
+                 'adapters', 'generation', 'table')
+
+    def __init__(self, jar):
+        self.jar = jar
+        self.table = None
+        self.opened = getattr(jar, 'opened', None)
+        self.transaction = getattr(
+            getattr(jar, 'transaction_manager', None), '_txn', UNKNOWN)
+        self.adapters = adapters = GLOBAL_SITE_MANAGER.adapters
+        self.generation = adapters._generation
+        self.site_manager = None
+        if getSiteManager.implementation is SITE_MANAGER_HOOK \
+                and self.opened is not None \
+                and self.transaction is not UNKNOWN and is_clean(jar):
+            self.site_manager = hooks.siteinfo.sm
+            self.table = shared_grants(
+                jar, registry_key(self.site_manager, adapters))
+
+
+#: The view of an interaction that has read no table yet.
+NO_VIEW = TableView(UNKNOWN)
 
 
 class SharedGrants:
@@ -293,10 +345,8 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
         self._grants_nothing = {}
         #: id(object) -> object: keeps the ids above unique
         self._objects = {}
-        #: id(jar) -> (jar, site manager, table or None) of the last lookup
-        self._tables = {}
-        #: the entry of ``_tables`` used last
-        self._last_table = (None, None, None)
+        #: the ``TableView`` read last (its table is not None)
+        self._view = NO_VIEW
         #: the participations' part of a global decision's key
         self._principals = None
 
@@ -330,8 +380,24 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
         # Does the object take its parent's decisions (it grants nothing)?
         inherits = self._grants_nothing.get(ob_id)
         if inherits is None:
-            inherits = self._grants_nothing[ob_id] = \
-                self._shared_inherits(object)
+            jar = getattr(object, '_p_jar', None)
+            view = self._view
+            # the last shared table read, while its ``TableView`` holds
+            # for the object's connection (inline: every check asks)
+            if jar is view.jar and not jar._registered_objects \
+                    and not jar._added and jar.opened == view.opened \
+                    and jar.transaction_manager._txn is view.transaction \
+                    and getSiteManager.implementation is SITE_MANAGER_HOOK \
+                    and hooks.siteinfo.sm is view.site_manager \
+                    and GLOBAL_SITE_MANAGER.adapters is view.adapters \
+                    and view.adapters._generation == view.generation:
+                inherits = view.table.get(getattr(object, '_p_oid', None))
+                if inherits is None \
+                        or not issubclass(type(object), Persistent):
+                    inherits = self._table_inherits(object, view)
+            else:
+                inherits = self._new_view_inherits(object, jar)
+            self._grants_nothing[ob_id] = inherits
             self._objects[ob_id] = object
         if inherits is ROOTED:
             # so does every ancestor: the decision is the global one
@@ -380,29 +446,28 @@ class ZopeSecurityPolicy(zopepolicy.ZopeSecurityPolicy):
             groups[principal.id] = self._groupsFor(principal)
         return (type(self), tuple(groups.items()))
 
-    def _shared_inherits(self, ob):
-        """``grants_nothing(ob)``, from the shared table when ``ob`` is a
-        persistent object of an unchanged database state (there ROOTED
-        when its ancestors grant nothing either)."""
-        jar = getattr(ob, '_p_jar', None) if self._sharing else None
-        if jar is None or not issubclass(type(ob), Persistent):
+    def _table_inherits(self, ob, view):
+        """``grants_nothing(ob)`` (or ROOTED) from ``view``'s table, which
+        holds for ``ob``'s connection, where ``ob`` has no entry yet or is
+        not a persistent object."""
+        oid = getattr(ob, '_p_oid', None)
+        if oid is None or not issubclass(type(ob), Persistent):
             return grants_nothing(ob)
-        oid = ob._p_oid
-        if oid is None or not is_clean(jar):
+        return table_entry(view.table, view.jar, oid, ob)
+
+    def _new_view_inherits(self, ob, jar):
+        """``grants_nothing(ob)``, from a new ``TableView`` of ``ob``'s
+        connection (``jar``) when ``ob`` is a persistent object of an
+        unchanged database state (there ROOTED when its ancestors grant
+        nothing either)."""
+        if jar is None or not self._sharing \
+                or not issubclass(type(ob), Persistent) or ob._p_oid is None:
             return grants_nothing(ob)
-        site_manager = getSiteManager()
-        entry = self._last_table
-        if entry[0] is not jar or entry[1] is not site_manager:
-            entry = self._tables.get(id(jar))
-            if entry is None or entry[1] is not site_manager:
-                entry = self._tables[id(jar)] = (
-                    jar, site_manager,
-                    shared_grants(jar, registry_key(site_manager)))
-            self._last_table = entry
-        table = entry[2]
-        if table is None:
+        view = TableView(jar)
+        if view.table is None:
             return grants_nothing(ob)
-        return table_entry(table, jar, oid, ob)
+        self._view = view
+        return table_entry(view.table, jar, ob._p_oid, ob)
 
 
 def table_entry(table, jar, oid, ob):
