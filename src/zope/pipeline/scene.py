@@ -66,14 +66,14 @@ class RequestSynchronizers(WeakSet):
     transaction package's ``WeakSet`` (its methods, its answers, the
     objects weakly referenced) kept in a dict of weak references by id.
 
-    ``WeakSet`` keeps a ``weakref.WeakValueDictionary``, whose making,
-    adding and iterating cost about 18 k instructions a request, what
-    the transaction manager of a process makes once; a request makes
-    one set and drops it with the request, so the reference of a
-    synchronizer that died stays until then (it is skipped, as
-    ``WeakSet`` drops it).  Every method of ``WeakSet`` is replaced
-    (``fits_transaction_manager`` checks that, and the manager of the
-    transaction package keeps ``WeakSet`` when it does not hold).
+    ``WeakSet`` keeps a ``weakref.WeakValueDictionary``: making it,
+    adding to it and iterating it cost about 18 k instructions, which the
+    thread's manager pays once and a request's manager per request.  A
+    request's set is dropped with its request, so the reference of a
+    synchronizer that died stays until then (skipped, as ``WeakSet``
+    skips it).  Every method of ``WeakSet`` is replaced;
+    ``fits_transaction_manager`` checks that, and the request's manager
+    keeps the stock ``WeakSet`` when it does not hold.
     """
 
     def __init__(self):
