@@ -102,3 +102,58 @@ def test_retry_reads_a_terminated_input_without_a_length():
                             'wsgi.input_terminated': True,
                             'wsgi.input': io.BytesIO(b'data')})
     assert seen['body'] == b'data'
+
+
+# -- virtual_host: the client address and the accepted Host headers
+
+
+def host_environ(host, scheme='http', **extra):
+    return dict({'HTTP_HOST': host, 'wsgi.url_scheme': scheme,
+                 'REMOTE_ADDR': '192.0.2.7', 'PATH_INFO': '/'}, **extra)
+
+
+def host_check(stage, host, scheme='http'):
+    """The stage's answer for ``host``: None, or why it refused it."""
+    from zope.pipeline.stages.virtual_host import Refused
+    try:
+        stage.check(host_environ(host, scheme))
+    except Refused as error:
+        return str(error)
+    return None
+
+
+def test_virtual_host_without_forwarded_headers_gives_the_remote_address():
+    from zope.pipeline.stages.virtual_host import VirtualHostStage
+    from zope.pipeline.stages.virtual_host import client_address
+    stage = VirtualHostStage(None)
+    for extra in ({}, {'HTTP_X_FORWARDED_FOR': '198.51.100.1'},
+                  {'HTTP_X_FORWARDED_SERVER': 'elsewhere'}):
+        environ = host_environ('localhost', **extra)
+        general = client_address(dict(environ), False, stage.proxies)
+        stage.check(environ)
+        assert environ[keys.CLIENT_ADDRESS] == general
+        assert 'HTTP_X_FORWARDED_FOR' not in environ
+    assert general == '192.0.2.7'
+
+
+def test_virtual_host_remembers_an_accepted_host_per_scheme():
+    from zope.pipeline.stages.virtual_host import VirtualHostStage
+    stage = VirtualHostStage(None, allowed_hosts='www.example.com:443')
+    for _ in range(2):  # the second round answers from memory
+        assert host_check(stage, 'www.example.com', 'https') is None
+        assert 'does not answer' in host_check(stage, 'www.example.com')
+        assert host_check(stage, 'www.example.com:bad') == \
+            'Bad Host header.'
+    assert stage.accepted_hosts == {('www.example.com', 'https')}
+
+
+def test_virtual_host_accepted_hosts_are_bounded_and_stay_right():
+    from zope.pipeline import hosts
+    from zope.pipeline.stages.virtual_host import VirtualHostStage
+    stage = VirtualHostStage(None, allowed_hosts='*.example.com')
+    for number in range(hosts.ANSWERS_KEPT * 2 + 3):
+        assert host_check(stage, 'h%d.example.com' % number) is None
+        assert host_check(stage, 'h%d.example.org' % number) is not None
+        assert len(stage.accepted_hosts) <= hosts.ANSWERS_KEPT
+    assert host_check(stage, 'h0.example.com') is None
+    assert host_check(stage, 'h0.example.org') is not None

@@ -84,6 +84,24 @@ def test_closing_iterator_of_a_plain_list_just_runs_callbacks():
     assert calls == ['done']
 
 
+def test_closing_iterator_of_an_iterable_without_close_runs_callbacks():
+    calls = []
+    wrapped = ClosingIterator((b'x',), lambda: calls.append('one'),
+                              lambda: calls.append('two'))
+    assert list(wrapped) == [b'x']
+    wrapped.close()
+    assert calls == ['one', 'two']
+
+
+def test_closing_iterator_raises_what_its_one_callback_raises():
+    def fail():
+        raise ValueError('callback failed')
+    wrapped = ClosingIterator([b'x'], fail)
+    with pytest.raises(ValueError, match='callback failed'):
+        wrapped.close()
+    wrapped.close()  # closed already: nothing runs again
+
+
 def test_listed_chunks_finds_a_list_inside_unused_closing_iterators():
     chunks = [b'a', b'b']
     assert listed_chunks(chunks) is chunks

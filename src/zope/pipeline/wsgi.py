@@ -21,13 +21,19 @@ class ClosingIterator:
         return self._iterator
 
     def close(self):
-        callbacks, self._callbacks = self._callbacks, None
+        callbacks = self._callbacks
         if callbacks is None:
             return
+        self._callbacks = None
+        iterable = self._iterable
         try:
-            close_iterable(self._iterable)
+            if type(iterable) is not list:  # a list has no close()
+                close_iterable(iterable)
         finally:
-            run_all(callbacks)
+            if len(callbacks) == 1:  # what run_all does for one
+                callbacks[0]()
+            else:
+                run_all(callbacks)
 
 
 def listed_chunks(body):

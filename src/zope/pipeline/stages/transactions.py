@@ -63,7 +63,9 @@ class TransactionStage:
         manager.begin()
         held = DeferredStart()
         try:
-            result = self.next_app(environ, held)
+            # its bound __call__: a call the interpreter makes inline
+            # (calling the instance goes through the type's call slot)
+            result = self.next_app(environ, held.__call__)
         except BaseException:
             manager.abort()
             raise

@@ -39,6 +39,7 @@ from zope.pipeline.addresses import AddressList
 from zope.pipeline.addresses import address_text
 from zope.pipeline.addresses import node_address
 from zope.pipeline.addresses import parse_address
+from zope.pipeline.hosts import ANSWERS_KEPT
 from zope.pipeline.hosts import DEFAULT_PORTS
 from zope.pipeline.hosts import HOST_RE
 from zope.pipeline.hosts import LOOPBACK
@@ -270,6 +271,10 @@ class VirtualHostStage:
                                           'virtual_host.allowed_hosts')
         self.vh_from_anyone = vh_from_anyone
         self.set_https = set_https
+        #: (Host header, scheme) pairs found well formed and allowed, the
+        #: last ``ANSWERS_KEPT`` (the settings never change; the header
+        #: is the client's, so the memory starts again when full).
+        self.accepted_hosts = set()
 
     def __call__(self, environ, start_response):
         try:
@@ -289,11 +294,17 @@ class VirtualHostStage:
         map the server's site root."""
         trusted = self.has_proxies and \
             environ.get('REMOTE_ADDR', '') in self.proxies
-        environ[keys.CLIENT_ADDRESS] = client_address(environ, trusted,
-                                                      self.proxies)
         if trusted:
+            environ[keys.CLIENT_ADDRESS] = client_address(environ, True,
+                                                          self.proxies)
             apply_forwarded(environ)
-        elif not FORWARDED_SET.isdisjoint(environ):
+        elif FORWARDED_SET.isdisjoint(environ):
+            # most requests: what client_address would find, at once
+            environ[keys.CLIENT_ADDRESS] = remote_text(
+                environ.get('REMOTE_ADDR', ''))
+        else:
+            environ[keys.CLIENT_ADDRESS] = client_address(environ, False,
+                                                          self.proxies)
             for key in FORWARDED_KEYS:
                 environ.pop(key, None)
         self.check_host(environ)
@@ -309,14 +320,20 @@ class VirtualHostStage:
         if not host:
             environ.pop('HTTP_HOST', None)  # URLs from SERVER_NAME
             return
+        scheme = environ.get('wsgi.url_scheme', 'http')
+        accepted = self.accepted_hosts
+        if (host, scheme) in accepted:
+            return
         if not HOST_RE.match(host):
             raise Refused('Bad Host header.')
-        if not self.allowed_hosts.allows(
-                host, environ.get('wsgi.url_scheme', 'http')):
+        if not self.allowed_hosts.allows(host, scheme):
             raise Refused(
                 'This site does not answer to the host name %r: its '
                 'administrator lists the names it answers to in '
                 'virtual_host.allowed_hosts.' % split_host(host)[0])
+        if len(accepted) >= ANSWERS_KEPT:
+            accepted.clear()
+        accepted.add((host, scheme))
 
     def check_path(self, path, trusted):
         """Refuse a client's ++vh++, a bad or disallowed ++vh++ directive
