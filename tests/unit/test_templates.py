@@ -748,3 +748,72 @@ def test_an_allowed_attribute_a_container_lacks_is_not_found(inline):
     checker = NamesChecker(('get', 'absent'))
     for take in (classic_step, pipeline_step):
         assert take(Proxy(base, checker), 'absent') is LocationError
+
+
+# A bare name (``tal:content="title"``): a plain value is not passed to
+# path_traverse (``CallFlag.inline_bare``)
+
+class CallableStr(str):
+    """A string that is called as a path's value is (not a plain type)."""
+
+    def __call__(self):
+        return 'called'
+
+
+def bare_source(expression):
+    return ('<p tal:define="value view/value" tal:content="%s" />\n'
+            % expression)
+
+
+def render_bare(expression, value, general=False, monkeypatch=None):
+    monkeypatch.setattr(templates.ViewTemplate, 'keep_source', True)
+    if general:
+        monkeypatch.setattr(templates.CallFlag, 'is_bare_call',
+                            staticmethod(lambda node: False))
+    program, macros = ChameleonProgram.cook(
+        't.pt', bare_source(expression), TrustedEngine, 'text/html')
+    assert isinstance(program, ChameleonProgram)
+    inlined = templates.BARE_VALUE in program.template.source
+    view = type('View', (), {'value': staticmethod(lambda: value)})()
+    return render_program(program, view), inlined
+
+
+@pytest.mark.parametrize('value', [
+    'a <b>', b'bytes', 3, 2.5, True, None, ['a'], ('a',), {'k': 'v'},
+    CallableStr('not called'), lambda: 'called',
+    proxied(Page()), ProxyFactory(lambda: 'called through a proxy'),
+], ids=['str', 'bytes', 'int', 'float', 'bool', 'None', 'list', 'tuple',
+        'dict', 'str subclass with __call__', 'function', 'proxied object',
+        'proxied function'])
+@pytest.mark.parametrize('expression', ['value', 'nocall:value'])
+def test_a_bare_names_value_renders_as_through_path_traverse(
+        clean_zope, monkeypatch, expression, value):
+    provideAdapter(DefaultTraversable, (None,))
+    got, inlined = render_bare(expression, value, False, monkeypatch)
+    expected, general = render_bare(expression, value, True, monkeypatch)
+    assert got == expected
+    assert inlined == (expression == 'value')
+    assert not general
+    # zope.tal too (but for bytes, which Chameleon decodes, as before)
+    if expression == 'value' and not isinstance(value, (Proxy, bytes)) \
+            and not callable(value):
+        classic, macros = PageTemplateEngine.cook(
+            't.pt', bare_source(expression), TrustedEngine, 'text/html')
+        view = type('View', (), {'value': staticmethod(lambda: value)})()
+        assert got == render_program(classic, view)
+
+
+def test_a_bare_name_is_looked_up_once(clean_zope, monkeypatch):
+    provideAdapter(DefaultTraversable, (None,))
+    asked = []
+    original = chameleon.utils.Scope.get_name
+
+    def get_name(scope, key):
+        asked.append(key)
+        return original(scope, key)
+
+    monkeypatch.setattr(chameleon.utils.Scope, 'get_name', get_name)
+    got, inlined = render_bare('value', CallableStr('x'), False, monkeypatch)
+    assert got == '<p>called</p>\n' and inlined
+    assert asked.count('value') == 1
+

@@ -39,6 +39,7 @@ import logging
 from types import FunctionType
 from types import MethodType
 
+from chameleon.astutil import Builtin
 from chameleon.astutil import Symbol
 from chameleon.loader import MemoryLoader
 from chameleon.loader import ModuleLoader
@@ -303,11 +304,34 @@ def step_names(base, names, request):
     return base
 
 
+class PlainTypes(frozenset):
+    """A set of types a compiled template imports by name (Chameleon's
+    ``Symbol`` imports an object by its ``__module__`` and ``__name__``)."""
+
+
+#: Builtin types whose values have no ``__call__`` (none can be given
+#: one): a path that is a bare name (``tal:content="title"``) gives such
+#: a value as it is, without calling ``path_traverse`` (``CallFlag``).
+PLAIN_VALUE_TYPES = PlainTypes((str, bytes, int, float, bool, type(None),
+                                list, tuple, dict))
+PLAIN_VALUE_TYPES.__module__ = __name__
+PLAIN_VALUE_TYPES.__name__ = 'PLAIN_VALUE_TYPES'
+
+#: The name a bare path's value is kept in while its type is tested (a
+#: name with two leading underscores: Chameleon leaves it a local).
+BARE_VALUE = '__zp_bare_value'
+
+
 class CallFlag(ast.NodeTransformer):
     """z3c.pt passes a path's call flag to the traverser as the name
     ``True`` or ``False``, which Chameleon looks up among the template's
     variables at every evaluation (a miss, then the builtin): here it
-    becomes the constant."""
+    becomes the constant.
+
+    A bare name to be called (``title``: no path items) becomes
+    ``v if type(v := title) in PLAIN_VALUE_TYPES else path_traverse(v,
+    ...)``: a value of a plain type (``PLAIN_VALUE_TYPES``), which
+    ``path_traverse`` would give back as it is, is not passed to it."""
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -317,7 +341,25 @@ class CallFlag(ast.NodeTransformer):
             if isinstance(flag, ast.Name) and flag.id in ('True', 'False'):
                 node.args[2] = ast.copy_location(
                     ast.Constant(flag.id == 'True'), flag)
+            if self.is_bare_call(node):
+                return self.inline_bare(node)
         return node
+
+    @staticmethod
+    def is_bare_call(node):
+        flag, items = node.args[2], node.args[3]
+        return isinstance(flag, ast.Constant) and flag.value is True and \
+            isinstance(items, ast.Tuple) and not items.elts
+
+    @staticmethod
+    def inline_bare(node):
+        base = node.args[0]
+        node.args[0] = ast.Name(BARE_VALUE, ast.Load())
+        value = ast.NamedExpr(ast.Name(BARE_VALUE, ast.Store()), base)
+        kind = ast.Call(Builtin('type'), [value], [])
+        test = ast.Compare(kind, [ast.In()], [Symbol(PLAIN_VALUE_TYPES)])
+        inline = ast.IfExp(test, ast.Name(BARE_VALUE, ast.Load()), node)
+        return ast.copy_location(inline, node)
 
 
 class ZopePathExpr(PathExpr):
