@@ -31,6 +31,7 @@ from zope.security.proxy import removeSecurityProxy
 from zope.traversing.adapters import DefaultTraversable
 from zope.traversing.interfaces import IPathAdapter
 from zope.traversing.interfaces import ITraversable
+from zope.traversing.interfaces import TraversalError
 
 from zope.pipeline import templates
 from zope.pipeline.privatefiles import UnsafePathError
@@ -510,21 +511,23 @@ def pipeline_step(base, name):
 ], ids=['attribute', 'item', 'forbidden attribute', 'missing',
         'container item before attribute', 'container missing',
         'container forbidden'])
-def test_a_proxied_step_through_zope_traversings_adapters_gives_the_same(
-        hooked, make, name, monkeypatch):
+@pytest.mark.parametrize('wrap', [proxied, lambda ob: ob],
+                         ids=['proxied', 'unproxied'])
+def test_a_step_through_zope_traversings_adapters_gives_the_same(
+        hooked, make, name, wrap, monkeypatch):
     provideAdapter(DefaultTraversable, (None,))
     provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
     ob = make()
     if isinstance(ob, Shelf):
         ob['title'] = 'the item'
-    expected = classic_step(proxied(ob), name)
+    expected = classic_step(wrap(ob), name)
     # the adapters are not made: their traverse is run inline
     made = []
     monkeypatch.setattr(templates, 'query_adapter',
                         lambda *args: made.append(args))
-    assert pipeline_step(proxied(ob), name) == expected
+    assert pipeline_step(wrap(ob), name) == expected
     assert made == []
-    assert expected != 'hidden'
+    assert expected != 'hidden' or wrap is not proxied
 
 
 def test_another_traversable_adapter_is_used_not_run_inline(hooked):
@@ -539,6 +542,8 @@ def test_another_traversable_adapter_is_used_not_run_inline(hooked):
     provideAdapter(Upper, (IReadContainer,), ITraversable)
     assert pipeline_step(proxied(Shelf()), 'title') == 'TITLE'
     assert pipeline_step(proxied(Page()), 'title') == 'the page'
+    assert pipeline_step(Shelf(), 'title') == 'TITLE'
+    assert pipeline_step(Page(), 'title') == 'the page'
 
 
 def test_an_object_that_conforms_is_asked_not_run_inline(hooked):
@@ -817,3 +822,21 @@ def test_a_bare_name_is_looked_up_once(clean_zope, monkeypatch):
     assert got == '<p>called</p>\n' and inlined
     assert asked.count('value') == 1
 
+
+def test_an_unproxied_object_that_conforms_is_asked_not_run_inline(hooked):
+    class Conforming(Page):
+        def __conform__(self, interface):
+            if interface is ITraversable:
+                return DefaultTraversable({'title': 'conformed'})
+
+    provideAdapter(DefaultTraversable, (None,))
+    base = Conforming()
+    assert templates.traverse_inline(base, 'title') is templates._marker
+    assert pipeline_step(base, 'title') == classic_step(base, 'title') \
+        == 'conformed'
+
+
+def test_an_unproxied_containers_name_it_cannot_encode_is_not_found(hooked):
+    provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
+    for take in (classic_step, pipeline_step):
+        assert take(Shelf(), '\ud800') is TraversalError

@@ -81,7 +81,7 @@ COMPILERS = ('Chameleon', 'z3c.pt', 'zope.pipeline')
 CHAMELEON_OWN = frozenset(('repeat', 'loop', 'default', 'attrs'))
 
 #: The ``ITraversable`` adapters whose ``traverse`` a template's path
-#: step runs inline for a proxied object (``traverse_inline``).
+#: step runs inline (``traverse_inline``).
 INLINE = frozenset((DefaultTraversable, ContainerTraversable))
 
 _compilers_digest = None
@@ -136,16 +136,15 @@ def step(base, name, path_items, request):
     ``components.query_adapter`` (what ``traversePathElement`` would
     find, in fewer steps through a security proxy); where it would be
     zope.traversing's ``DefaultTraversable`` or zope.container's
-    ``ContainerTraversable`` for a proxied object, its ``traverse`` is
-    run inline (``traverse_inline``)."""
+    ``ContainerTraversable``, its ``traverse`` is run inline
+    (``traverse_inline``), for a proxied object or not."""
     if is_dict(base):
         return base[name]
     traversable = None
     if name not in ('.', '..') and name[:1] not in '@+':
-        if type(base) is Proxy:
-            found = traverse_inline(base, name)
-            if found is not _marker:
-                return found
+        found = traverse_inline(base, name)
+        if found is not _marker:
+            return found
         traversable = query_adapter(base, ITraversable)
     return traversePathElement(base, name, path_items,
                                traversable=traversable, request=request)
@@ -153,7 +152,7 @@ def step(base, name, path_items, request):
 
 def inline_factory(base):
     """The ``ITraversable`` factory ``query_adapter(base, ITraversable)``
-    would call for the proxied ``base``, when it is one of ``INLINE``
+    would call for ``base`` (proxied or not), when it is one of ``INLINE``
     and nothing comes before it (``components.hooked_factory``); else
     None."""
     factory = hooked_factory(base, ITraversable)
@@ -212,7 +211,7 @@ def proxied_get(base, checker, raw, name):
 
 
 def traverse_inline(base, name):
-    """``factory(base).traverse(name, ...)`` for the proxied ``base``, the
+    """``factory(base).traverse(name, ...)`` for ``base``, proxied or not, the
     code of zope.traversing's ``DefaultTraversable`` or zope.container's
     ``ContainerTraversable`` (which read nothing of the further path)
     without making the adapter; ``_marker`` when another adapter (or
@@ -231,7 +230,7 @@ def traverse_inline(base, name):
                 pass
         raise LocationError(base, name)
     if factory is ContainerTraversable:
-        checker = getChecker(base)
+        checker = getChecker(base) if type(base) is Proxy else None
         if type(checker) is Checker:
             raw = removeSecurityProxy(base)
             found = proxied_get(base, checker, raw, name)
