@@ -18,6 +18,7 @@ from zope.container.interfaces import IReadContainer
 from zope.container.sample import SampleContainer
 from zope.container.traversal import ContainerTraversable
 from zope.interface import Interface
+from zope.interface import implementer
 from zope.location.interfaces import LocationError
 from zope.pagetemplate.engine import Engine
 from zope.pagetemplate.engine import TrustedEngine
@@ -191,14 +192,22 @@ def test_a_dict_is_stepped_into_by_key_as_zope_tal_steps_into_it(
                         else '<p>by key</p>\n')
 
 
-def render_program(program, view):
+def render_program(program, view, request=None):
     from zope.pagetemplate.pagetemplate import PageTemplate
 
     class Template(PageTemplate):
         def pt_getContext(self, args=(), options=None, **kw):
             namespace = super().pt_getContext(args, options or {}, **kw)
             namespace['view'] = view
+            if request is not None:
+                namespace['request'] = request
             return namespace
+
+        def pt_getEngine(self):
+            # zope.tal's traverser is given the request by this engine
+            if request is not None:
+                return TrustedEngine
+            return super().pt_getEngine()
 
     template = Template()
     template._v_program = program
@@ -840,3 +849,78 @@ def test_an_unproxied_containers_name_it_cannot_encode_is_not_found(hooked):
     provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
     for take in (classic_step, pipeline_step):
         assert take(Shelf(), '\ud800') is TraversalError
+
+
+# A path's steps that step_inline takes, then the rest by step_names
+
+class IBasket(Interface):
+    pass
+
+
+@implementer(IBasket)
+class Basket:
+    """Its ITraversable adapter takes the name after its own too."""
+
+
+class Consuming:
+
+    def __init__(self, context):
+        self.context = context
+
+    def traverse(self, name, further_path):
+        return '%s+%s' % (name, further_path.pop())
+
+
+class Info:
+
+    def __init__(self, context, request):
+        self.context = context
+        self.request = request
+
+    def __call__(self):
+        return 'info with %s' % type(self.request).__name__
+
+
+@pytest.mark.parametrize('path, expected', [
+    ('view/shelf/title', 'the item'),
+    ('view/data/page/title', 'by key'),
+    ('view/basket/a/b', 'a+b'),
+    ('view/basket/a/b/upper', 'A+B'),
+    ('view/data/basket/a/b', 'a+b'),
+    ('view/shelf/@@info', 'info with TestRequest'),
+    ('view/data/shout:upper', 'ONE KEY'),
+    ('view/shelf/missing | string:fallback', 'fallback'),
+    ('view/shelf/./title', 'the item'),
+], ids=['inline steps', 'dict keys', 'a traverser taking the next name',
+        'inline after such a traverser', 'such a traverser after a dict',
+        'a view of an inline step, with the request',
+        'a namespace after inline steps', 'missing', 'a dot'])
+def test_a_paths_inline_steps_then_the_others_step_as_zope_tal_steps(
+        hooked, path, expected):
+    from zope.publisher.interfaces.browser import IDefaultBrowserLayer
+    from zope.traversing.namespace import view as view_namespace
+
+    class Shout:
+        def __init__(self, context):
+            self.context = context
+
+        def upper(self):
+            return 'ONE KEY'
+
+    provideAdapter(DefaultTraversable, (None,))
+    provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
+    provideAdapter(Consuming, (IBasket,), ITraversable)
+    provideAdapter(view_namespace, (None, None), ITraversable, name='view')
+    provideAdapter(Info, (IReadContainer, IDefaultBrowserLayer), Interface,
+                   name='info')
+    provideAdapter(Shout, (Interface,), IPathAdapter, name='shout')
+    shelf = Shelf()
+    shelf['title'] = 'the item'
+    view = type('View', (), {'shelf': shelf, 'basket': Basket(), 'data': {
+        'page': {'title': 'by key'}, 'basket': Basket()}})()
+    source = '<p tal:content="%s" />\n' % path
+    results = []
+    for cook in (PageTemplateEngine.cook, ChameleonProgram.cook):
+        program, macros = cook('t.pt', source, TrustedEngine, 'text/html')
+        results.append(render_program(program, view, TestRequest()))
+    assert results == ['<p>%s</p>\n' % expected] * 2

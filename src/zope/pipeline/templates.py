@@ -132,19 +132,34 @@ def is_dict(base):
 
 def step(base, name, path_items, request):
     """One name of a path, as zope.pagetemplate's trusted traverser takes
-    it.  The ``ITraversable`` adapter of a plain name is found by
-    ``components.query_adapter`` (what ``traversePathElement`` would
-    find, in fewer steps through a security proxy); where it would be
-    zope.traversing's ``DefaultTraversable`` or zope.container's
-    ``ContainerTraversable``, its ``traverse`` is run inline
-    (``traverse_inline``), for a proxied object or not."""
+    it: ``step_inline`` where it can, else ``step_adapted``."""
+    found = step_inline(base, name)
+    if found is not _marker:
+        return found
+    return step_adapted(base, name, path_items, request)
+
+
+def step_inline(base, name):
+    """The step of a name that needs neither the request nor the names
+    after it: a dict's key (``is_dict``), or a plain name whose
+    ``ITraversable`` adapter would be zope.traversing's
+    ``DefaultTraversable`` or zope.container's ``ContainerTraversable``,
+    its ``traverse`` run inline (``traverse_inline``), for a proxied
+    object or not; ``_marker`` for any other step (``step_adapted``)."""
     if is_dict(base):
         return base[name]
+    if name not in ('.', '..') and name[:1] not in '@+':
+        return traverse_inline(base, name)
+    return _marker
+
+
+def step_adapted(base, name, path_items, request):
+    """A step ``step_inline`` does not take, by ``traversePathElement``;
+    the ``ITraversable`` adapter of a plain name found by
+    ``components.query_adapter`` (what ``traversePathElement`` would
+    find, in fewer steps through a security proxy)."""
     traversable = None
     if name not in ('.', '..') and name[:1] not in '@+':
-        found = traverse_inline(base, name)
-        if found is not _marker:
-            return found
         traversable = query_adapter(base, ITraversable)
     return traversePathElement(base, name, path_items,
                                traversable=traversable, request=request)
@@ -257,21 +272,31 @@ def path_traverse(base, econtext, call, path_items):
     included) with zope.pagetemplate's steps; the result is called unless
     the expression is ``nocall:``.
 
-    Keys of plain dicts (a view's data: ``item/title``) are taken first,
-    without the stack of names a traverser may consume from."""
+    The names ``step_inline`` takes (a plain dict's keys, a view's data:
+    ``item/title``; a step through the stock ``ITraversable`` adapters)
+    are taken first, without the stack of names a traverser may consume
+    from and without the request; from the first it does not take, the
+    rest go through ``step_names``."""
     if path_items:
         index = 0
-        if type(base) is dict:
-            for name in path_items:
-                if ':' in name:
-                    break
-                base = base[name]
-                index += 1
-                if type(base) is not dict:
-                    break
-        if index < len(path_items):
-            base = step_names(base, list(path_items[index:]),
-                              econtext.get('request'))
+        end = len(path_items)
+        while index < end:
+            name = path_items[index]
+            if ':' in name:
+                break
+            found = step_inline(base, name)
+            if found is _marker:
+                break
+            base = found
+            index += 1
+        if index < end:
+            stack = list(path_items[:index:-1])  # the names after it
+            request = econtext.get('request')
+            if ':' in name:
+                stack.append(name)
+            else:  # step_inline did not take it
+                base = step_adapted(base, name, stack, request)
+            base = step_names(base, stack, request)
     # not callable(): a security proxy says it is callable, whatever it
     # proxies (zope.tales asks for __call__ too)
     if call and getattr(base, '__call__', _marker) is not _marker:  # noqa: B004
@@ -280,11 +305,10 @@ def path_traverse(base, econtext, call, path_items):
 
 
 def step_names(base, names, request):
-    """Step through ``names`` (a list, taken over): each name as
-    zope.pagetemplate's trusted traverser takes it, ``ns:name`` through
-    z3c.pt's function namespace ``ns``.  A traverser may consume names
-    after its own from the stack it is given."""
-    names.reverse()
+    """Step through ``names``, a stack (a list, last name first, taken
+    over): each name as zope.pagetemplate's trusted traverser takes it,
+    ``ns:name`` through z3c.pt's function namespace ``ns``.  A traverser
+    may consume names after its own from the stack it is given."""
     while names:
         name = names.pop()
         if ':' not in name:
