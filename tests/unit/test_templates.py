@@ -924,3 +924,25 @@ def test_a_paths_inline_steps_then_the_others_step_as_zope_tal_steps(
         program, macros = cook('t.pt', source, TrustedEngine, 'text/html')
         results.append(render_program(program, view, TestRequest()))
     assert results == ['<p>%s</p>\n' % expected] * 2
+
+
+
+def test_chameleons_own_variables_are_its_own_and_the_others_are_passed(
+        template_file, tmp_path):
+    # zope.tales' repeat, loop and default are not passed to Chameleon,
+    # which has its own; zope.pagetemplate's other variables are
+    path = tmp_path / 'own.pt'
+    path.write_text(
+        '<ul><li tal:repeat="item view/items"'
+        ' tal:content="string:${repeat/item/number} ${item}" /></ul>'
+        '<p tal:content="default">kept</p>'
+        '<p tal:content="python: [n for n in (\'template\', \'options\','
+        ' \'nothing\', \'modules\', \'view\', \'context\', \'request\','
+        ' \'views\', \'args\') if not exists(n)]" />\n')
+    expected, classic = render(str(path), ['one', 'two'])
+    got, compiled = render(str(path), ['one', 'two'], None, ChameleonProgram)
+    assert isinstance(compiled._v_program, ChameleonProgram)
+    # one puts a line break between repeated elements, the other not
+    assert got.replace('\n', '') == expected.replace('\n', '')
+    assert '<li>2 two</li>' in got and '<p>kept</p>' in got
+    assert '<p>[]</p>' in got

@@ -502,8 +502,9 @@ class ChameleonProgram:
     def __call__(self, context, macros, tal=True, **options):
         if not tal:
             return self.template.body
-        variables = {name: value for name, value in context.vars.items()
-                     if name not in CHAMELEON_OWN}
+        variables = context.vars.copy()
+        for name in CHAMELEON_OWN:
+            variables.pop(name, None)
         return self.template.render(**variables)
 
     @classmethod
