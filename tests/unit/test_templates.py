@@ -18,6 +18,7 @@ from zope.container.interfaces import IReadContainer
 from zope.container.sample import SampleContainer
 from zope.container.traversal import ContainerTraversable
 from zope.interface import Interface
+from zope.interface import implementer
 from zope.location.interfaces import LocationError
 from zope.pagetemplate.engine import Engine
 from zope.pagetemplate.engine import TrustedEngine
@@ -31,6 +32,7 @@ from zope.security.proxy import removeSecurityProxy
 from zope.traversing.adapters import DefaultTraversable
 from zope.traversing.interfaces import IPathAdapter
 from zope.traversing.interfaces import ITraversable
+from zope.traversing.interfaces import TraversalError
 
 from zope.pipeline import templates
 from zope.pipeline.privatefiles import UnsafePathError
@@ -190,14 +192,22 @@ def test_a_dict_is_stepped_into_by_key_as_zope_tal_steps_into_it(
                         else '<p>by key</p>\n')
 
 
-def render_program(program, view):
+def render_program(program, view, request=None):
     from zope.pagetemplate.pagetemplate import PageTemplate
 
     class Template(PageTemplate):
         def pt_getContext(self, args=(), options=None, **kw):
             namespace = super().pt_getContext(args, options or {}, **kw)
             namespace['view'] = view
+            if request is not None:
+                namespace['request'] = request
             return namespace
+
+        def pt_getEngine(self):
+            # zope.tal's traverser is given the request by this engine
+            if request is not None:
+                return TrustedEngine
+            return super().pt_getEngine()
 
     template = Template()
     template._v_program = program
@@ -510,21 +520,23 @@ def pipeline_step(base, name):
 ], ids=['attribute', 'item', 'forbidden attribute', 'missing',
         'container item before attribute', 'container missing',
         'container forbidden'])
-def test_a_proxied_step_through_zope_traversings_adapters_gives_the_same(
-        hooked, make, name, monkeypatch):
+@pytest.mark.parametrize('wrap', [proxied, lambda ob: ob],
+                         ids=['proxied', 'unproxied'])
+def test_a_step_through_zope_traversings_adapters_gives_the_same(
+        hooked, make, name, wrap, monkeypatch):
     provideAdapter(DefaultTraversable, (None,))
     provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
     ob = make()
     if isinstance(ob, Shelf):
         ob['title'] = 'the item'
-    expected = classic_step(proxied(ob), name)
+    expected = classic_step(wrap(ob), name)
     # the adapters are not made: their traverse is run inline
     made = []
     monkeypatch.setattr(templates, 'query_adapter',
                         lambda *args: made.append(args))
-    assert pipeline_step(proxied(ob), name) == expected
+    assert pipeline_step(wrap(ob), name) == expected
     assert made == []
-    assert expected != 'hidden'
+    assert expected != 'hidden' or wrap is not proxied
 
 
 def test_another_traversable_adapter_is_used_not_run_inline(hooked):
@@ -539,6 +551,8 @@ def test_another_traversable_adapter_is_used_not_run_inline(hooked):
     provideAdapter(Upper, (IReadContainer,), ITraversable)
     assert pipeline_step(proxied(Shelf()), 'title') == 'TITLE'
     assert pipeline_step(proxied(Page()), 'title') == 'the page'
+    assert pipeline_step(Shelf(), 'title') == 'TITLE'
+    assert pipeline_step(Page(), 'title') == 'the page'
 
 
 def test_an_object_that_conforms_is_asked_not_run_inline(hooked):
@@ -748,3 +762,187 @@ def test_an_allowed_attribute_a_container_lacks_is_not_found(inline):
     checker = NamesChecker(('get', 'absent'))
     for take in (classic_step, pipeline_step):
         assert take(Proxy(base, checker), 'absent') is LocationError
+
+
+# A bare name (``tal:content="title"``): a plain value is not passed to
+# path_traverse (``CallFlag.inline_bare``)
+
+class CallableStr(str):
+    """A string that is called as a path's value is (not a plain type)."""
+
+    def __call__(self):
+        return 'called'
+
+
+def bare_source(expression):
+    return ('<p tal:define="value view/value" tal:content="%s" />\n'
+            % expression)
+
+
+def render_bare(expression, value, general=False, monkeypatch=None):
+    monkeypatch.setattr(templates.ViewTemplate, 'keep_source', True)
+    if general:
+        monkeypatch.setattr(templates.CallFlag, 'is_bare_call',
+                            staticmethod(lambda node: False))
+    program, macros = ChameleonProgram.cook(
+        't.pt', bare_source(expression), TrustedEngine, 'text/html')
+    assert isinstance(program, ChameleonProgram)
+    inlined = templates.BARE_VALUE in program.template.source
+    view = type('View', (), {'value': staticmethod(lambda: value)})()
+    return render_program(program, view), inlined
+
+
+@pytest.mark.parametrize('value', [
+    'a <b>', b'bytes', 3, 2.5, True, None, ['a'], ('a',), {'k': 'v'},
+    CallableStr('not called'), lambda: 'called',
+    proxied(Page()), ProxyFactory(lambda: 'called through a proxy'),
+], ids=['str', 'bytes', 'int', 'float', 'bool', 'None', 'list', 'tuple',
+        'dict', 'str subclass with __call__', 'function', 'proxied object',
+        'proxied function'])
+@pytest.mark.parametrize('expression', ['value', 'nocall:value'])
+def test_a_bare_names_value_renders_as_through_path_traverse(
+        clean_zope, monkeypatch, expression, value):
+    provideAdapter(DefaultTraversable, (None,))
+    got, inlined = render_bare(expression, value, False, monkeypatch)
+    expected, general = render_bare(expression, value, True, monkeypatch)
+    assert got == expected
+    assert inlined == (expression == 'value')
+    assert not general
+    # zope.tal too (but for bytes, which Chameleon decodes, as before)
+    if expression == 'value' and not isinstance(value, (Proxy, bytes)) \
+            and not callable(value):
+        classic, macros = PageTemplateEngine.cook(
+            't.pt', bare_source(expression), TrustedEngine, 'text/html')
+        view = type('View', (), {'value': staticmethod(lambda: value)})()
+        assert got == render_program(classic, view)
+
+
+def test_a_bare_name_is_looked_up_once(clean_zope, monkeypatch):
+    provideAdapter(DefaultTraversable, (None,))
+    asked = []
+    original = chameleon.utils.Scope.get_name
+
+    def get_name(scope, key):
+        asked.append(key)
+        return original(scope, key)
+
+    monkeypatch.setattr(chameleon.utils.Scope, 'get_name', get_name)
+    got, inlined = render_bare('value', CallableStr('x'), False, monkeypatch)
+    assert got == '<p>called</p>\n' and inlined
+    assert asked.count('value') == 1
+
+
+def test_an_unproxied_object_that_conforms_is_asked_not_run_inline(hooked):
+    class Conforming(Page):
+        def __conform__(self, interface):
+            if interface is ITraversable:
+                return DefaultTraversable({'title': 'conformed'})
+
+    provideAdapter(DefaultTraversable, (None,))
+    base = Conforming()
+    assert templates.traverse_inline(base, 'title') is templates._marker
+    assert pipeline_step(base, 'title') == classic_step(base, 'title') \
+        == 'conformed'
+
+
+def test_an_unproxied_containers_name_it_cannot_encode_is_not_found(hooked):
+    provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
+    for take in (classic_step, pipeline_step):
+        assert take(Shelf(), '\ud800') is TraversalError
+
+
+# A path's steps that step_inline takes, then the rest by step_names
+
+class IBasket(Interface):
+    pass
+
+
+@implementer(IBasket)
+class Basket:
+    """Its ITraversable adapter takes the name after its own too."""
+
+
+class Consuming:
+
+    def __init__(self, context):
+        self.context = context
+
+    def traverse(self, name, further_path):
+        return '%s+%s' % (name, further_path.pop())
+
+
+class Info:
+
+    def __init__(self, context, request):
+        self.context = context
+        self.request = request
+
+    def __call__(self):
+        return 'info with %s' % type(self.request).__name__
+
+
+@pytest.mark.parametrize('path, expected', [
+    ('view/shelf/title', 'the item'),
+    ('view/data/page/title', 'by key'),
+    ('view/basket/a/b', 'a+b'),
+    ('view/basket/a/b/upper', 'A+B'),
+    ('view/data/basket/a/b', 'a+b'),
+    ('view/shelf/@@info', 'info with TestRequest'),
+    ('view/data/shout:upper', 'ONE KEY'),
+    ('view/shelf/missing | string:fallback', 'fallback'),
+    ('view/shelf/./title', 'the item'),
+], ids=['inline steps', 'dict keys', 'a traverser taking the next name',
+        'inline after such a traverser', 'such a traverser after a dict',
+        'a view of an inline step, with the request',
+        'a namespace after inline steps', 'missing', 'a dot'])
+def test_a_paths_inline_steps_then_the_others_step_as_zope_tal_steps(
+        hooked, path, expected):
+    from zope.publisher.interfaces.browser import IDefaultBrowserLayer
+    from zope.traversing.namespace import view as view_namespace
+
+    class Shout:
+        def __init__(self, context):
+            self.context = context
+
+        def upper(self):
+            return 'ONE KEY'
+
+    provideAdapter(DefaultTraversable, (None,))
+    provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
+    provideAdapter(Consuming, (IBasket,), ITraversable)
+    provideAdapter(view_namespace, (None, None), ITraversable, name='view')
+    provideAdapter(Info, (IReadContainer, IDefaultBrowserLayer), Interface,
+                   name='info')
+    provideAdapter(Shout, (Interface,), IPathAdapter, name='shout')
+    shelf = Shelf()
+    shelf['title'] = 'the item'
+    view = type('View', (), {'shelf': shelf, 'basket': Basket(), 'data': {
+        'page': {'title': 'by key'}, 'basket': Basket()}})()
+    source = '<p tal:content="%s" />\n' % path
+    results = []
+    for cook in (PageTemplateEngine.cook, ChameleonProgram.cook):
+        program, macros = cook('t.pt', source, TrustedEngine, 'text/html')
+        results.append(render_program(program, view, TestRequest()))
+    assert results == ['<p>%s</p>\n' % expected] * 2
+
+
+
+def test_chameleons_own_variables_are_its_own_and_the_others_are_passed(
+        template_file, tmp_path):
+    # zope.tales' repeat, loop and default are not passed to Chameleon,
+    # which has its own; zope.pagetemplate's other variables are
+    path = tmp_path / 'own.pt'
+    path.write_text(
+        '<ul><li tal:repeat="item view/items"'
+        ' tal:content="string:${repeat/item/number} ${item}" /></ul>'
+        '<p tal:content="default">kept</p>'
+        '<p tal:content="python: [n for n in (\'template\', \'options\','
+        ' \'nothing\', \'modules\', \'view\', \'context\', \'request\','
+        ' \'views\', \'args\') if not exists(n)]" />\n')
+    expected, classic = render(str(path), ['one', 'two'])
+    got, compiled = render(str(path), ['one', 'two'], None, ChameleonProgram)
+    assert isinstance(compiled._v_program, ChameleonProgram)
+    # one puts a line break between repeated elements, the other not
+    assert got.replace('\n', '') == expected.replace('\n', '')
+    assert '<li>2 two</li>' in got and '<p>kept</p>' in got
+    assert '<p>[]</p>' in got

@@ -39,6 +39,7 @@ import logging
 from types import FunctionType
 from types import MethodType
 
+from chameleon.astutil import Builtin
 from chameleon.astutil import Symbol
 from chameleon.loader import MemoryLoader
 from chameleon.loader import ModuleLoader
@@ -80,7 +81,7 @@ COMPILERS = ('Chameleon', 'z3c.pt', 'zope.pipeline')
 CHAMELEON_OWN = frozenset(('repeat', 'loop', 'default', 'attrs'))
 
 #: The ``ITraversable`` adapters whose ``traverse`` a template's path
-#: step runs inline for a proxied object (``traverse_inline``).
+#: step runs inline (``traverse_inline``).
 INLINE = frozenset((DefaultTraversable, ContainerTraversable))
 
 _compilers_digest = None
@@ -131,20 +132,34 @@ def is_dict(base):
 
 def step(base, name, path_items, request):
     """One name of a path, as zope.pagetemplate's trusted traverser takes
-    it.  The ``ITraversable`` adapter of a plain name is found by
-    ``components.query_adapter`` (what ``traversePathElement`` would
-    find, in fewer steps through a security proxy); where it would be
-    zope.traversing's ``DefaultTraversable`` or zope.container's
-    ``ContainerTraversable`` for a proxied object, its ``traverse`` is
-    run inline (``traverse_inline``)."""
+    it: ``step_inline`` where it can, else ``step_adapted``."""
+    found = step_inline(base, name)
+    if found is not _marker:
+        return found
+    return step_adapted(base, name, path_items, request)
+
+
+def step_inline(base, name):
+    """The step of a name that needs neither the request nor the names
+    after it: a dict's key (``is_dict``), or a plain name whose
+    ``ITraversable`` adapter would be zope.traversing's
+    ``DefaultTraversable`` or zope.container's ``ContainerTraversable``,
+    its ``traverse`` run inline (``traverse_inline``), for a proxied
+    object or not; ``_marker`` for any other step (``step_adapted``)."""
     if is_dict(base):
         return base[name]
+    if name not in ('.', '..') and name[:1] not in '@+':
+        return traverse_inline(base, name)
+    return _marker
+
+
+def step_adapted(base, name, path_items, request):
+    """A step ``step_inline`` does not take, by ``traversePathElement``;
+    the ``ITraversable`` adapter of a plain name found by
+    ``components.query_adapter`` (what ``traversePathElement`` would
+    find, in fewer steps through a security proxy)."""
     traversable = None
     if name not in ('.', '..') and name[:1] not in '@+':
-        if type(base) is Proxy:
-            found = traverse_inline(base, name)
-            if found is not _marker:
-                return found
         traversable = query_adapter(base, ITraversable)
     return traversePathElement(base, name, path_items,
                                traversable=traversable, request=request)
@@ -152,7 +167,7 @@ def step(base, name, path_items, request):
 
 def inline_factory(base):
     """The ``ITraversable`` factory ``query_adapter(base, ITraversable)``
-    would call for the proxied ``base``, when it is one of ``INLINE``
+    would call for ``base`` (proxied or not), when it is one of ``INLINE``
     and nothing comes before it (``components.hooked_factory``); else
     None."""
     factory = hooked_factory(base, ITraversable)
@@ -211,7 +226,7 @@ def proxied_get(base, checker, raw, name):
 
 
 def traverse_inline(base, name):
-    """``factory(base).traverse(name, ...)`` for the proxied ``base``, the
+    """``factory(base).traverse(name, ...)`` for ``base``, proxied or not, the
     code of zope.traversing's ``DefaultTraversable`` or zope.container's
     ``ContainerTraversable`` (which read nothing of the further path)
     without making the adapter; ``_marker`` when another adapter (or
@@ -230,7 +245,7 @@ def traverse_inline(base, name):
                 pass
         raise LocationError(base, name)
     if factory is ContainerTraversable:
-        checker = getChecker(base)
+        checker = getChecker(base) if type(base) is Proxy else None
         if type(checker) is Checker:
             raw = removeSecurityProxy(base)
             found = proxied_get(base, checker, raw, name)
@@ -257,21 +272,31 @@ def path_traverse(base, econtext, call, path_items):
     included) with zope.pagetemplate's steps; the result is called unless
     the expression is ``nocall:``.
 
-    Keys of plain dicts (a view's data: ``item/title``) are taken first,
-    without the stack of names a traverser may consume from."""
+    The names ``step_inline`` takes (a plain dict's keys, a view's data:
+    ``item/title``; a step through the stock ``ITraversable`` adapters)
+    are taken first, without the stack of names a traverser may consume
+    from and without the request; from the first it does not take, the
+    rest go through ``step_names``."""
     if path_items:
         index = 0
-        if type(base) is dict:
-            for name in path_items:
-                if ':' in name:
-                    break
-                base = base[name]
-                index += 1
-                if type(base) is not dict:
-                    break
-        if index < len(path_items):
-            base = step_names(base, list(path_items[index:]),
-                              econtext.get('request'))
+        end = len(path_items)
+        while index < end:
+            name = path_items[index]
+            if ':' in name:
+                break
+            found = step_inline(base, name)
+            if found is _marker:
+                break
+            base = found
+            index += 1
+        if index < end:
+            stack = list(path_items[:index:-1])  # the names after it
+            request = econtext.get('request')
+            if ':' in name:
+                stack.append(name)
+            else:  # step_inline did not take it
+                base = step_adapted(base, name, stack, request)
+            base = step_names(base, stack, request)
     # not callable(): a security proxy says it is callable, whatever it
     # proxies (zope.tales asks for __call__ too)
     if call and getattr(base, '__call__', _marker) is not _marker:  # noqa: B004
@@ -280,11 +305,10 @@ def path_traverse(base, econtext, call, path_items):
 
 
 def step_names(base, names, request):
-    """Step through ``names`` (a list, taken over): each name as
-    zope.pagetemplate's trusted traverser takes it, ``ns:name`` through
-    z3c.pt's function namespace ``ns``.  A traverser may consume names
-    after its own from the stack it is given."""
-    names.reverse()
+    """Step through ``names``, a stack (a list, last name first, taken
+    over): each name as zope.pagetemplate's trusted traverser takes it,
+    ``ns:name`` through z3c.pt's function namespace ``ns``.  A traverser
+    may consume names after its own from the stack it is given."""
     while names:
         name = names.pop()
         if ':' not in name:
@@ -303,11 +327,34 @@ def step_names(base, names, request):
     return base
 
 
+class PlainTypes(frozenset):
+    """A set of types a compiled template imports by name (Chameleon's
+    ``Symbol`` imports an object by its ``__module__`` and ``__name__``)."""
+
+
+#: Builtin types whose values have no ``__call__`` (none can be given
+#: one): a path that is a bare name (``tal:content="title"``) gives such
+#: a value as it is, without calling ``path_traverse`` (``CallFlag``).
+PLAIN_VALUE_TYPES = PlainTypes((str, bytes, int, float, bool, type(None),
+                                list, tuple, dict))
+PLAIN_VALUE_TYPES.__module__ = __name__
+PLAIN_VALUE_TYPES.__name__ = 'PLAIN_VALUE_TYPES'
+
+#: The name a bare path's value is kept in while its type is tested (a
+#: name with two leading underscores: Chameleon leaves it a local).
+BARE_VALUE = '__zp_bare_value'
+
+
 class CallFlag(ast.NodeTransformer):
     """z3c.pt passes a path's call flag to the traverser as the name
     ``True`` or ``False``, which Chameleon looks up among the template's
     variables at every evaluation (a miss, then the builtin): here it
-    becomes the constant."""
+    becomes the constant.
+
+    A bare name to be called (``title``: no path items) becomes
+    ``v if type(v := title) in PLAIN_VALUE_TYPES else path_traverse(v,
+    ...)``: a value of a plain type (``PLAIN_VALUE_TYPES``), which
+    ``path_traverse`` would give back as it is, is not passed to it."""
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -317,7 +364,25 @@ class CallFlag(ast.NodeTransformer):
             if isinstance(flag, ast.Name) and flag.id in ('True', 'False'):
                 node.args[2] = ast.copy_location(
                     ast.Constant(flag.id == 'True'), flag)
+            if self.is_bare_call(node):
+                return self.inline_bare(node)
         return node
+
+    @staticmethod
+    def is_bare_call(node):
+        flag, items = node.args[2], node.args[3]
+        return isinstance(flag, ast.Constant) and flag.value is True and \
+            isinstance(items, ast.Tuple) and not items.elts
+
+    @staticmethod
+    def inline_bare(node):
+        base = node.args[0]
+        node.args[0] = ast.Name(BARE_VALUE, ast.Load())
+        value = ast.NamedExpr(ast.Name(BARE_VALUE, ast.Store()), base)
+        kind = ast.Call(Builtin('type'), [value], [])
+        test = ast.Compare(kind, [ast.In()], [Symbol(PLAIN_VALUE_TYPES)])
+        inline = ast.IfExp(test, ast.Name(BARE_VALUE, ast.Load()), node)
+        return ast.copy_location(inline, node)
 
 
 class ZopePathExpr(PathExpr):
@@ -437,8 +502,9 @@ class ChameleonProgram:
     def __call__(self, context, macros, tal=True, **options):
         if not tal:
             return self.template.body
-        variables = {name: value for name, value in context.vars.items()
-                     if name not in CHAMELEON_OWN}
+        variables = context.vars.copy()
+        for name in CHAMELEON_OWN:
+            variables.pop(name, None)
         return self.template.render(**variables)
 
     @classmethod
