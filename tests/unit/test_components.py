@@ -765,6 +765,105 @@ def test_a_site_hook_that_is_no_lookups_adapter_hook_is_not_used(
         del siteinfo.adapter_hook
 
 
+# -- hooked_lookup1 remembers what the last site hook calls
+
+def hook_lookup(lookup1):
+    """The lookup a bound ``lookup1`` belongs to."""
+    return lookup1.__self__
+
+
+def test_the_remembered_lookup_follows_a_new_site(site_adapters):
+    from zope.component import getGlobalSiteManager
+    global_lookup = hook_lookup(events.hooked_lookup1(IPlainEvent))
+    assert global_lookup is getGlobalSiteManager().adapters._v_lookup
+    with site(site_adapters):
+        local_lookup = hook_lookup(events.hooked_lookup1(IPlainEvent))
+        assert local_lookup is \
+            site_adapters.getSiteManager().adapters._v_lookup
+        assert events.hooked_lookup1(IPlainEvent)(
+            events.interfaces_of(Other()), IContent, '') is Adapted
+    assert hook_lookup(events.hooked_lookup1(IPlainEvent)) is global_lookup
+    assert events.hooked_lookup1(IPlainEvent)(
+        events.interfaces_of(Other()), IContent, '') is None
+
+
+def test_the_remembered_lookup_follows_a_new_site_hook(single_adapters):
+    """A hook set in its place (another lookup's, then one that is no
+    lookup's) is the one answered for, then the site's own again."""
+    from zope.component.hooks import siteinfo
+    from zope.interface.adapter import AdapterRegistry
+    assert events.hooked_lookup1(IPlainEvent) is not None
+    other = AdapterRegistry()
+    other.register((IOther,), IPlainEvent, '', Adapted)
+    siteinfo.adapter_hook = other.adapter_hook
+    try:
+        assert hook_lookup(events.hooked_lookup1(IPlainEvent)) \
+            is other._v_lookup
+        siteinfo.adapter_hook = len
+        assert events.hooked_lookup1(IPlainEvent) is None
+    finally:
+        del siteinfo.adapter_hook
+    lookup1 = events.hooked_lookup1(IPlainEvent)
+    assert hook_lookup(lookup1) is getGlobalSiteManager().adapters._v_lookup
+
+
+@pytest.mark.parametrize('replaced', ['adapter hooks', 'component hook'])
+def test_a_replaced_global_adapter_hook_is_seen_after_a_remembered_one(
+        single_adapters, replaced):
+    from zope.component._api import adapter_hook
+    from zope.interface.interface import adapter_hooks
+    assert events.hooked_lookup1(IPlainEvent) is not None
+
+    def hook(interface, ob, name='', default=None):
+        return default
+
+    if replaced == 'adapter hooks':
+        adapter_hooks.insert(0, hook)
+    else:
+        adapter_hook.sethook(hook)
+    try:
+        assert events.hooked_lookup1(IPlainEvent) is None
+    finally:
+        if replaced == 'adapter hooks':
+            adapter_hooks.remove(hook)
+        else:
+            setHooks()
+    assert events.hooked_lookup1(IPlainEvent) is not None
+
+
+def test_threads_with_different_sites_get_their_own_sites_lookup(
+        site_adapters):
+    """Two threads, one in the local site and one not, asking in turn:
+    each gets its own site's lookup, whichever asked last."""
+    import threading
+    local_lookup = site_adapters.getSiteManager().adapters._v_lookup
+    global_lookup = getGlobalSiteManager().adapters._v_lookup
+    turns = [threading.Event() for _ in range(6)]
+    found = {}
+
+    def ask(in_site, mine):
+        if in_site:
+            setSite(site_adapters)
+        try:
+            for turn in mine:
+                turns[turn].wait(5)
+                found[turn] = hook_lookup(events.hooked_lookup1(IPlainEvent))
+                if turn + 1 < len(turns):
+                    turns[turn + 1].set()
+        finally:
+            setSite(None)
+
+    threads = [threading.Thread(target=ask, args=(True, (0, 2, 4))),
+               threading.Thread(target=ask, args=(False, (1, 3, 5)))]
+    for thread in threads:
+        thread.start()
+    turns[0].set()
+    for thread in threads:
+        thread.join(10)
+    assert [found[turn] for turn in range(6)] == \
+        [local_lookup, global_lookup] * 3
+
+
 # -- adapter_factory: the factory interface(ob, None) would call
 
 @over_site_cases

@@ -258,7 +258,10 @@ def hooked_lookup1(interface):
     """The ``lookup1`` of the current site's adapter lookup, bound, when
     adapting to ``interface`` goes through zope.interface's own
     ``__adapt__`` to zope.component's hook alone, and the hook to the C
-    ``adapter_hook`` of that lookup; else None."""
+    ``adapter_hook`` of that lookup; else None.  The three checks are
+    made on every call; what the site's hook calls is remembered for the
+    last hook seen (``last_hook``)."""
+    global last_hook
     if type(interface).__adapt__ is not STANDARD_ADAPT \
             or zope.interface.interface.adapter_hooks \
             != STANDARD_ADAPTER_HOOKS \
@@ -266,6 +269,17 @@ def hooked_lookup1(interface):
             is not hooks.adapter_hook:
         return None
     hook = hooks.siteinfo.adapter_hook
+    last = last_hook  # one read: another thread may swap it
+    if last[0] is hook:
+        return last[1]
+    lookup1 = hook_lookup1(hook)
+    last_hook = (hook, lookup1)
+    return lookup1
+
+
+def hook_lookup1(hook):
+    """The ``lookup1`` ``hook`` calls, bound to its lookup, when ``hook``
+    is the C ``adapter_hook`` of a zope.interface lookup; else None."""
     lookup = getattr(hook, '__self__', None)
     if type(hook) is BuiltinMethodType and isinstance(lookup, LookupBase):
         adapter_hook = getattr(type(lookup), 'adapter_hook', None)
@@ -273,6 +287,14 @@ def hooked_lookup1(interface):
         if lookup1 is not None and hook == adapter_hook.__get__(lookup):
             return lookup1.__get__(lookup)
     return None
+
+
+#: ``(hook, hook_lookup1(hook))`` for the last site adapter hook
+#: ``hooked_lookup1`` saw: swapped whole, so a thread reads a pair that
+#: belongs together.  The hook is a bound method, made anew whenever
+#: zope.component's ``setSite`` drops its thread's hook, held here so its
+#: identity is not reused; what it calls cannot change while it lives.
+last_hook = (None, None)
 
 
 def adapt_proxied(ob, interface, lookup1):
