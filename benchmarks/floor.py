@@ -34,7 +34,6 @@ counted as ``benchmarks.instructions`` counts a request: called
 
 import argparse
 import logging
-import operator
 import os
 import subprocess
 import sys
@@ -53,7 +52,8 @@ from zope.security.management import newInteraction
 
 from benchmarks.inprocess import call_app
 from benchmarks.inprocess import make_environ
-from benchmarks.instructions import TOGGLE
+from benchmarks.instructions import callgrind_prefix
+from benchmarks.instructions import counted_calls
 from benchmarks.instructions import counted_environ
 from benchmarks.instructions import total_instructions
 from benchmarks.peers import BY_NAME
@@ -210,23 +210,13 @@ def run_part(part, calls, warmup):
     """Call ``part`` ``warmup`` times, then ``calls`` times inside
     ``operator.call``; returns what its last call returned."""
     with tempfile.TemporaryDirectory() as workdir:
-        function = Floor(workdir).parts()[part]
-        for _ in range(warmup):
-            function()
-
-        def measured():
-            for _ in range(calls):
-                function()
-
-        operator.call(measured)
-        return function()
+        return counted_calls(Floor(workdir).parts()[part], calls, warmup)
 
 
 def valgrind_command(output, part, calls, warmup):
-    return ['valgrind', '--tool=callgrind', '--collect-atstart=no',
-            '--toggle-collect=' + TOGGLE, '--callgrind-out-file=' + output,
-            sys.executable, '-m', 'benchmarks.floor', '--inside', part,
-            '--calls', str(calls), '--warmup', str(warmup)]
+    return callgrind_prefix(output) + [
+        sys.executable, '-m', 'benchmarks.floor', '--inside', part,
+        '--calls', str(calls), '--warmup', str(warmup)]
 
 
 def count(part, calls, warmup):

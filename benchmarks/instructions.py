@@ -34,9 +34,15 @@ import tempfile
 TOGGLE = '_operator_call'
 
 
+def callgrind_prefix(output):
+    """valgrind's callgrind, counting inside ``operator.call`` only, its
+    output in ``output``: the command before the counted Python's."""
+    return ['valgrind', '--tool=callgrind', '--collect-atstart=no',
+            '--toggle-collect=' + TOGGLE, '--callgrind-out-file=' + output]
+
+
 def valgrind_command(output, requests, warmup, path, site, peer=None):
-    command = ['valgrind', '--tool=callgrind', '--collect-atstart=no',
-               '--toggle-collect=' + TOGGLE, '--callgrind-out-file=' + output,
+    command = callgrind_prefix(output) + [
                sys.executable, '-m', 'benchmarks.instructions', '--inside',
                '--requests', str(requests), '--warmup', str(warmup),
                '--path', path, '--site', site]
@@ -89,15 +95,22 @@ def run_requests(requests, warmup, path, site_name, peer=None):
     with tempfile.TemporaryDirectory() as workdir:
         request = (peer_request(peer, path, workdir) if peer
                    else site_request(site_name, path))
-        for _ in range(warmup):
-            request()
+        return counted_calls(request, requests, warmup)[0]
 
-        def measured():
-            for _ in range(requests):
-                request()
 
-        operator.call(measured)
-        return request()[0]
+def counted_calls(function, calls, warmup):
+    """Call ``function`` ``warmup`` times, then ``calls`` times inside
+    ``operator.call`` (what callgrind counts); returns what one more call
+    returns."""
+    for _ in range(warmup):
+        function()
+
+    def measured():
+        for _ in range(calls):
+            function()
+
+    operator.call(measured)
+    return function()
 
 
 def peer_names():
