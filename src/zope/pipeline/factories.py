@@ -34,11 +34,9 @@ import re
 from xmlrpc.client import loads as parse_xmlrpc
 
 import zope.contenttype.parse
-import zope.interface.interface
 from persistent import Persistent
 from zope.component import getSiteManager
 from zope.component import hooks
-from zope.component._api import adapter_hook as component_adapter_hook
 from zope.i18n.interfaces import IUserPreferredCharsets
 from zope.i18n.interfaces import IUserPreferredLanguages
 from zope.i18n.locales import LoadLocaleError
@@ -69,8 +67,6 @@ from zope.publisher.skinnable import setDefaultSkin
 from zope.security.checker import getCheckerForInstancesOf
 from zope.security.checker import selectChecker
 
-from zope.pipeline.components import STANDARD_ADAPT
-from zope.pipeline.components import STANDARD_ADAPTER_HOOKS
 from zope.pipeline.components import adapter_factory
 from zope.pipeline.components import hooked_lookup1
 from zope.pipeline.components import query_multi_adapter
@@ -192,18 +188,14 @@ def language_factory(request):
     site, for as long as neither the hook's registry (its generation) nor
     the interfaces (their resolution order) change.
 
-    Only where adapting goes through zope.component's hook alone (as
-    ``components.hooked_lookup1`` tells), the request has no
-    ``__conform__`` and the registry is an ``AdapterRegistry`` that is not
-    persistent (its generation follows its bases' changes): the global
-    one, current while a request is made.  Otherwise it is asked every
-    time."""
-    if type(IUserPreferredLanguages).__adapt__ is not STANDARD_ADAPT \
-            or zope.interface.interface.adapter_hooks \
-            != STANDARD_ADAPTER_HOOKS \
-            or component_adapter_hook.implementation \
-            is not hooks.adapter_hook \
-            or getattr(request, '__conform__', None) is not None:
+    Only where adapting goes through zope.component's hook alone to a
+    zope.interface lookup (``components.hooked_lookup1`` finds its
+    ``lookup1``), the request has no ``__conform__`` and the registry is
+    an ``AdapterRegistry`` that is not persistent (its generation follows
+    its bases' changes): the global one, current while a request is
+    made.  Otherwise it is asked every time."""
+    if getattr(request, '__conform__', None) is not None \
+            or hooked_lookup1(IUserPreferredLanguages) is None:
         return adapter_factory(request, IUserPreferredLanguages)
     hook = hooks.siteinfo.adapter_hook
     spec = providedBy(request)
@@ -213,10 +205,9 @@ def language_factory(request):
             and known[0] == known[3]._generation:
         return known[2]
     factory = adapter_factory(request, IUserPreferredLanguages)
-    registry = getattr(getattr(hook, '__self__', None), '_registry', None)
+    registry = getattr(hook.__self__, '_registry', None)
     if isinstance(registry, AdapterRegistry) \
-            and not isinstance(registry, Persistent) \
-            and hooked_lookup1(IUserPreferredLanguages) is not None:
+            and not isinstance(registry, Persistent):
         remember(_language_factories, MAX_LANGUAGE_FACTORIES, key,
                  (registry._generation, spec.__sro__, factory, registry))
     return factory
