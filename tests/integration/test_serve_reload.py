@@ -53,9 +53,12 @@ def status_when_listening(port, seconds=30):
 
 
 def touch_until_restarted(path, lines, seconds=60):
-    """Change ``path``'s time, again after each quiet second, until the
-    server says it is serving again (hupper notices a change only once it
-    has looked at the file, which may be after the first change)."""
+    """Change ``path``'s time, again after each quiet second, until hupper
+    says it noticed (it notices a change only once it has looked at the
+    file, which may be after the first change); then, touching no more,
+    wait until the server says it is serving again. A change after hupper
+    noticed one would start yet another worker, which could be killed
+    while it answers."""
     deadline = time.monotonic() + seconds
     seen = []
     changes = 0
@@ -63,12 +66,13 @@ def touch_until_restarted(path, lines, seconds=60):
         changes += 1
         os.utime(path, (time.time() + changes, time.time() + changes))
         try:
-            while 'Serving on' not in (seen or [''])[-1]:
+            while 'changed; reloading' not in (seen or [''])[-1]:
                 seen.append(lines.get(timeout=1))
-            return seen
         except queue.Empty:
             continue
-    raise AssertionError('not served again within %d s; output:\n%s'
+        return seen + wait_for_line(
+            lines, 'Serving on', max(1, deadline - time.monotonic()))
+    raise AssertionError('no change noticed within %d s; output:\n%s'
                          % (seconds, ''.join(seen)))
 
 
