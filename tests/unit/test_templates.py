@@ -24,6 +24,7 @@ from zope.pagetemplate.engine import Engine
 from zope.pagetemplate.engine import TrustedEngine
 from zope.pagetemplate.interfaces import IPageTemplateEngine
 from zope.pagetemplate.pagetemplate import PageTemplateEngine
+from zope.pagetemplate.pagetemplate import PTRuntimeError
 from zope.publisher.browser import TestRequest
 from zope.security.checker import ProxyFactory
 from zope.security.interfaces import ForbiddenAttribute
@@ -946,3 +947,263 @@ def test_chameleons_own_variables_are_its_own_and_the_others_are_passed(
     assert got.replace('\n', '') == expected.replace('\n', '')
     assert '<li>2 two</li>' in got and '<p>kept</p>' in got
     assert '<p>[]</p>' in got
+
+
+# A view template Chameleon compiled is called without zope.pagetemplate's
+# zope.tales context (templates.call_view_template)
+
+def render_again(template_file, items, form=None, request=None):
+    """The second render of a view template compiled by Chameleon: the
+    first compiles it, the stock way."""
+    provideUtility(ChameleonProgram, IPageTemplateEngine)
+    request = request or TestRequest(form=form or {})
+    view = PageView(Content(), request, items)
+    template = ViewPageTemplateFile(template_file)
+    first = template(view)
+    assert isinstance(template._v_program, ChameleonProgram)
+    return first, template(view), template
+
+
+@pytest.mark.parametrize('items,form', [
+    (['one', 'two', 'three'], {}),
+    ([], {'q': 'term'}),
+])
+def test_a_compiled_view_template_renders_again_without_a_tales_context(
+        template_file, items, form, monkeypatch):
+    expected, classic = render(template_file, items, form)
+    provideUtility(ChameleonProgram, IPageTemplateEngine)
+    view = PageView(Content(), TestRequest(form=form), items)
+    template = ViewPageTemplateFile(template_file)
+    first = template(view)  # compiles it, the stock way
+    monkeypatch.setattr(TrustedEngine, 'getContext', None)  # not called
+    assert first == template(view) == expected
+
+
+def test_the_view_templates_call_is_ours_while_zope_browserpages_is_there():
+    assert ViewPageTemplateFile.__call__ is templates.call_view_template
+    assert templates.fold_view_templates()
+    templates.unfold_view_templates()
+    try:
+        assert ViewPageTemplateFile.__call__ is templates.STOCK_VIEW_CALL
+        templates.unfold_view_templates()  # nothing of ours to take away
+        assert ViewPageTemplateFile.__call__ is templates.STOCK_VIEW_CALL
+    finally:
+        assert templates.fold_view_templates()
+    assert ViewPageTemplateFile.__call__ is templates.call_view_template
+
+
+def test_another_libraries_view_template_call_is_left_in_place(
+        monkeypatch, caplog):
+    def theirs(self, instance, *args, **keywords):
+        return 'theirs'
+
+    monkeypatch.setattr(ViewPageTemplateFile, '__call__', theirs)
+    assert not templates.fold_view_templates()
+    assert ViewPageTemplateFile.__call__ is theirs
+    assert "is not zope.browserpage's own" in caplog.text
+    templates.unfold_view_templates()
+    assert ViewPageTemplateFile.__call__ is theirs
+
+
+def test_a_call_patched_in_before_ours_is_not_taken_for_the_stock_one(
+        monkeypatch):
+    def theirs(self, instance, *args, **keywords):
+        return 'theirs'
+
+    # imported after another library had put its own there
+    monkeypatch.setattr(templates, 'STOCK_VIEW_CALL', theirs)
+    monkeypatch.setattr(ViewPageTemplateFile, '__call__', theirs)
+    assert not templates.fold_view_templates()
+    assert ViewPageTemplateFile.__call__ is theirs
+
+
+def test_a_template_class_with_its_own_render_is_rendered_by_it(
+        template_file):
+    rendered = []
+
+    class Rendering(ViewPageTemplateFile):
+        def pt_render(self, namespace, **kw):
+            rendered.append(sorted(namespace))
+            return super().pt_render(namespace, **kw)
+
+    provideUtility(ChameleonProgram, IPageTemplateEngine)
+    view = PageView(Content(), TestRequest(), ['one'])
+    template = Rendering(template_file)
+    assert template(view) == template(view)
+    assert len(rendered) == 2
+
+
+def test_a_template_class_with_its_own_engine_context_gives_it(
+        template_file, tmp_path):
+    class Extra(ViewPageTemplateFile):
+        def pt_getEngineContext(self, namespace):
+            context = super().pt_getEngineContext(namespace)
+            context.vars['extra'] = 'from the context'
+            return context
+
+    provideUtility(ChameleonProgram, IPageTemplateEngine)
+    path = tmp_path / 'extra.pt'
+    path.write_text('<p tal:content="extra" />')
+    view = PageView(Content(), TestRequest(), [])
+    template = Extra(str(path))
+    assert template(view) == template(view) == '<p>from the context</p>'
+
+
+@pytest.mark.parametrize('flag', ['showTAL', 'sourceAnnotations'])
+def test_the_requests_debug_flags_reach_the_program_as_before(
+        template_file, monkeypatch, flag):
+    given = []
+    original = ChameleonProgram.__call__
+
+    def spy(self, context, macros, **options):
+        given.append((options['showtal'], options['sourceAnnotations']))
+        return original(self, context, macros, **options)
+
+    monkeypatch.setattr(ChameleonProgram, '__call__', spy)
+    request = TestRequest()
+    setattr(request.debug, flag, True)
+    first, again, _ = render_again(template_file, ['one'], request=request)
+    assert first == again
+    expected = (flag == 'showTAL', flag == 'sourceAnnotations')
+    assert given == [expected, expected]
+
+
+@pytest.mark.parametrize('preset', [None, 'text/plain'])
+def test_the_content_type_is_set_as_before_unless_the_response_has_one(
+        template_file, preset):
+    provideUtility(ChameleonProgram, IPageTemplateEngine)
+    request = TestRequest()
+    view = PageView(Content(), request, ['one'])
+    template = ViewPageTemplateFile(template_file)
+    for _ in range(2):  # compiled, then rendered again
+        request.response.setHeader('Content-Type', preset or '')
+        template(view)
+        assert request.response.getHeader('Content-Type') == \
+            (preset or 'text/html')
+
+
+def test_a_template_file_changed_to_one_that_fails_raises_as_before(
+        template_file, caplog):
+    templates.check_template_files(True)
+    view = PageView(Content(), TestRequest(), ['one'])
+    provideUtility(ChameleonProgram, IPageTemplateEngine)
+    template = ViewPageTemplateFile(template_file)
+    template(view)
+    with open(template_file, 'w') as f:
+        f.write('<p tal:unknown="x">broken</p>')
+    os.utime(template_file, (1, 1))
+    with pytest.raises(PTRuntimeError, match='Compilation failed'):
+        template(view)
+    assert caplog.text.count('Error in template') == 1
+
+
+def test_a_template_file_changed_to_one_chameleon_refuses_goes_to_zope_tal(
+        template_file, monkeypatch):
+    templates.check_template_files(True)
+    view = PageView(Content(), TestRequest(), ['one'])
+    provideUtility(ChameleonProgram, IPageTemplateEngine)
+    template = ViewPageTemplateFile(template_file)
+    template(view)
+    assert isinstance(template._v_program, ChameleonProgram)
+
+    def refuse(self, *args, **kw):
+        raise ValueError('not for Chameleon')
+
+    monkeypatch.setattr(templates.ViewTemplate, '__init__', refuse)
+    with open(template_file, 'w') as f:
+        f.write('<p tal:content="context/title">title</p>')
+    os.utime(template_file, (1, 1))
+    assert template(view) == '<p>A &lt;b&gt;page&lt;/b&gt;</p>'
+    assert isinstance(template._v_program, PageTemplateEngine)
+
+
+# z3c.pt's render, its variables taken over (ViewTemplate.render_namespace)
+
+def cooked(source):
+    program, macros = ChameleonProgram.cook('t.pt', source, TrustedEngine,
+                                            'text/html')
+    return program.template
+
+
+def test_a_namespaces_target_language_is_kept(clean_zope, monkeypatch):
+    monkeypatch.setattr(templates, 'negotiate', None)  # not called
+    template = cooked('<p tal:content="target_language" />')
+    assert template.render_namespace(
+        {'target_language': 'de'}) == '<p>de</p>'
+
+
+def test_a_language_negotiation_that_fails_gives_none(clean_zope,
+                                                      monkeypatch):
+    def fail(request):
+        raise LookupError('no negotiator')
+
+    monkeypatch.setattr(templates, 'negotiate', fail)
+    template = cooked('<p tal:content="python: repr(target_language)" />')
+    assert template.render_namespace({}) == '<p>None</p>'
+    assert template.render(request=None) == '<p>None</p>'  # z3c.pt's
+
+
+class FalseResponse:
+    """A response that is false (z3c.pt leaves its headers alone)."""
+
+    def __bool__(self):
+        return False
+
+    def getHeader(self, name):
+        raise AssertionError('asked')
+
+
+@pytest.mark.parametrize('request_', [
+    None, 'a string', type('Request', (), {'response': FalseResponse()})()],
+    ids=['none', 'string', 'false response'])
+def test_a_request_without_a_response_to_set_is_left_alone(clean_zope,
+                                                           request_):
+    template = cooked('<p>text</p>')
+    assert template.render_namespace({'request': request_}) == '<p>text</p>'
+
+
+def test_the_translation_function_translates_as_z3c_pts(clean_zope):
+    from z3c.pt.pagetemplate import MV
+    from zope.i18nmessageid import Message
+
+    request = TestRequest()
+    translate = templates.request_translation(request, Message)
+    assert translate(MV) is None
+    value = object()
+    assert translate(value) is value
+    assert translate(Message('id', default='Hi ${name}',
+                             mapping={'name': 'you'})) == 'Hi you'
+    assert translate('plain') == 'plain'
+    source = ('<p i18n:translate="" i18n:domain="d">Hi</p>'
+              '<p tal:content="python: 3" />')
+    template = cooked(source)
+    assert template.render_namespace({'request': request}) == \
+        template.render(request=request) == '<p>Hi</p><p>3</p>'
+
+
+class FalseHeaders(FalseResponse):
+    """A false response that keeps its headers."""
+
+    def __init__(self):
+        self.headers = {}
+
+    def getHeader(self, name):
+        return self.headers.get(name)
+
+    def setHeader(self, name, value):
+        self.headers[name] = value
+
+
+def test_a_false_response_gets_the_templates_content_type_as_before(
+        template_file):
+    # z3c.pt's render leaves a false response alone, the view template's
+    # call does not
+    provideUtility(ChameleonProgram, IPageTemplateEngine)
+    request = TestRequest()
+    request._response = FalseHeaders()
+    view = PageView(Content(), request, ['one'])
+    template = ViewPageTemplateFile(template_file)
+    for _ in range(2):  # compiled, then rendered again
+        request.response.headers.clear()
+        template(view)
+        assert request.response.headers == {'Content-Type': 'text/html'}
