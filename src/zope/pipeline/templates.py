@@ -30,6 +30,12 @@ template and compilers, as Chameleon's ``CHAMELEON_CACHE`` does for Zope
 and Plone, and a process started later loads it instead of compiling it.
 The directory must be private to the server's user (the files in it are
 Python code the server runs).
+
+A view template's call (zope.browserpage's ``ViewPageTemplateFile``,
+which ``browser:page`` templates are) hands a template Chameleon
+compiled its namespace directly (``call_view_template``): neither
+zope.pagetemplate's zope.tales context nor z3c.pt's copy of the
+variables is made; everything else of the call is as before.
 """
 
 import ast
