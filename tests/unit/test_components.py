@@ -1094,6 +1094,25 @@ def test_a_registration_undone_by_an_abort_is_heard_again(unheard):
         db.close()
 
 
+def test_a_ghost_registry_is_loaded_again_not_trusted(unheard):
+    db = DB(None)
+    connection = db.open()
+    try:
+        registry = PersistentComponents(bases=(getGlobalSiteManager(),))
+        connection.root()['registry'] = registry
+        transaction.commit()
+        with site_manager(registry):
+            assert unheard(BeforeTraverseEvent, Content())
+            registry.adapters._p_deactivate()
+            assert registry.adapters._p_changed is None  # a ghost
+            assert unheard(BeforeTraverseEvent, Content())
+            assert registry.adapters._p_changed is False  # loaded
+    finally:
+        transaction.abort()
+        connection.close()
+        db.close()
+
+
 def stored_handler(ob, event):
     """A handler a ZODB can store (by its name)."""
 

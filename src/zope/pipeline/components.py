@@ -209,10 +209,14 @@ def registry_state(adapters):
 
 def state_holds(state):
     """Whether every registry of ``registry_state``'s answer still has
-    its generation and lookup."""
+    its generation and lookup, read from its ``__dict__``: a persistent
+    registry is not marked used for it (its attributes would be), and a
+    ghost (invalidated, or deactivated by its cache) holds neither, so
+    it is loaded again by the lookups that follow."""
     for registry, generation, lookup in state:
-        if registry._generation != generation or \
-                registry._v_lookup is not lookup:
+        held = registry.__dict__
+        if held.get('_generation') != generation or \
+                held.get('_v_lookup') is not lookup:
             return False
     return True
 
