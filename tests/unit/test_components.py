@@ -3,19 +3,27 @@ calls, in the same order, and query_multi_adapter finds what
 zope.component.queryMultiAdapter finds; both are zope.component's own
 whenever anything else is installed."""
 
+import contextlib
+
 import pytest
+import transaction
 import zope.component.event  # noqa: F401 - installs dispatch
 import zope.event
 import zope.testing.cleanup
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+from ZODB import DB
 from zope.component import getGlobalSiteManager
+from zope.component import getSiteManager
 from zope.component import provideHandler
 from zope.component.hooks import setHooks
 from zope.component.hooks import setSite
 from zope.component.hooks import site
+from zope.component.persistentregistry import PersistentComponents
 from zope.interface import Interface
+from zope.interface import alsoProvides
+from zope.interface import classImplements
 from zope.interface import implementer
 from zope.interface.interfaces import IObjectEvent
 from zope.interface.interfaces import ObjectEvent
@@ -964,3 +972,181 @@ def test_notify_event_calls_zope_event_when_anything_else_is_installed(
         getSiteManager.reset()
         setHooks()
     assert seen[-1] == 'asked'
+
+
+# -- unheard_object_event: "nobody hears it" remembered
+
+
+@pytest.fixture
+def unheard(hooked):
+    events.clear_unheard()
+    yield events.unheard_object_event
+    events.clear_unheard()
+
+
+def test_an_unheard_event_is_remembered_per_registry_event_and_object(
+        unheard):
+    content = Content()
+    assert unheard(BeforeTraverseEvent, content)
+    assert len(events._unheard) == 1
+    assert unheard(BeforeTraverseEvent, content)  # from the memo
+    assert unheard(BeforeTraverseEvent, Content())  # same interfaces
+    assert len(events._unheard) == 1
+
+
+def test_a_handler_registered_globally_later_is_heard(unheard):
+    content = Content()
+    assert unheard(BeforeTraverseEvent, content)
+    provideHandler(recorder([], 'later'), (IContent, IBeforeTraverseEvent))
+    assert not unheard(BeforeTraverseEvent, content)
+
+
+def test_a_handler_registered_later_in_a_local_site_is_heard_there(unheard):
+    root = rootFolder()
+    root.setSiteManager(LocalSiteManager(root))
+    content = Content()
+    with site(root):
+        assert unheard(BeforeTraverseEvent, content)
+        root.getSiteManager().registerHandler(
+            recorder([], 'local'), (IContent, IBeforeTraverseEvent))
+        assert not unheard(BeforeTraverseEvent, content)
+    assert unheard(BeforeTraverseEvent, content)
+
+
+def test_a_handler_registered_later_in_a_sites_base_is_heard(unheard):
+    root = rootFolder()
+    root.setSiteManager(LocalSiteManager(root))
+    content = Content()
+    with site(root):
+        assert unheard(BeforeTraverseEvent, content)
+        provideHandler(recorder([], 'global'),
+                       (IContent, IBeforeTraverseEvent))
+        assert not unheard(BeforeTraverseEvent, content)
+
+
+def test_an_event_handler_other_than_object_dispatch_is_heard(unheard):
+    content = Content()
+    assert unheard(BeforeTraverseEvent, content)
+    provideHandler(recorder([], 'any'), (IBeforeTraverseEvent,))
+    assert not unheard(BeforeTraverseEvent, content)
+
+
+def test_an_interface_declared_later_for_the_class_is_heard(unheard):
+    class IMarked(Interface):
+        pass
+
+    class Marked:
+        pass
+
+    provideHandler(recorder([], 'marked'), (IMarked, IBeforeTraverseEvent))
+    assert unheard(BeforeTraverseEvent, Marked())
+    classImplements(Marked, IMarked)  # same declaration, new order
+    assert not unheard(BeforeTraverseEvent, Marked())
+
+
+def test_an_interface_an_instance_provides_is_heard(unheard):
+    class IMarked(Interface):
+        pass
+
+    provideHandler(recorder([], 'marked'), (IMarked, IBeforeTraverseEvent))
+    content = Content()
+    assert unheard(BeforeTraverseEvent, content)
+    alsoProvides(content, IMarked)
+    assert not unheard(BeforeTraverseEvent, content)
+
+
+def test_an_interface_given_to_the_event_class_later_is_heard(unheard):
+    class IMarkedEvent(Interface):
+        pass
+
+    class MarkedEvent(BeforeTraverseEvent):
+        pass
+
+    provideHandler(recorder([], 'marked'), (IContent, IMarkedEvent))
+    assert unheard(MarkedEvent, Content())
+    classImplements(MarkedEvent, IMarkedEvent)
+    assert not unheard(MarkedEvent, Content())
+
+
+def test_a_registration_undone_by_an_abort_is_heard_again(unheard):
+    """A persistent registry loaded again repeats the generation the
+    aborted change had reached: its new lookup tells them apart."""
+    handler = stored_handler
+    db = DB(None)
+    connection = db.open()
+    try:
+        registry = PersistentComponents(bases=(getGlobalSiteManager(),))
+        registry.registerHandler(handler, (IContent, IBeforeTraverseEvent))
+        connection.root()['registry'] = registry
+        transaction.commit()
+        with site_manager(registry):
+            assert not unheard(BeforeTraverseEvent, Content())
+            registry.unregisterHandler(handler,
+                                       (IContent, IBeforeTraverseEvent))
+            assert unheard(BeforeTraverseEvent, Content())
+            remembered = registry.adapters._generation
+            transaction.abort()
+            assert registry.adapters._generation == remembered
+            assert not unheard(BeforeTraverseEvent, Content())
+    finally:
+        transaction.abort()
+        connection.close()
+        db.close()
+
+
+def test_a_ghost_registry_is_loaded_again_not_trusted(unheard):
+    db = DB(None)
+    connection = db.open()
+    try:
+        registry = PersistentComponents(bases=(getGlobalSiteManager(),))
+        connection.root()['registry'] = registry
+        transaction.commit()
+        with site_manager(registry):
+            assert unheard(BeforeTraverseEvent, Content())
+            registry.adapters._p_deactivate()
+            assert registry.adapters._p_changed is None  # a ghost
+            assert unheard(BeforeTraverseEvent, Content())
+            assert registry.adapters._p_changed is False  # loaded
+    finally:
+        transaction.abort()
+        connection.close()
+        db.close()
+
+
+def stored_handler(ob, event):
+    """A handler a ZODB can store (by its name)."""
+
+
+@contextlib.contextmanager
+def site_manager(registry):
+    """The current site manager is ``registry`` within the block."""
+    getSiteManager.sethook(lambda context=None: registry)
+    try:
+        yield
+    finally:
+        getSiteManager.reset()
+        setHooks()
+
+
+def test_nothing_is_told_when_anything_else_is_installed(unheard):
+    content = Content()
+    zope.event.subscribers.append(print)
+    try:
+        assert not unheard(BeforeTraverseEvent, content)
+    finally:
+        zope.event.subscribers.remove(print)
+    getSiteManager.sethook(lambda context=None: object())
+    try:
+        assert not unheard(BeforeTraverseEvent, content)
+    finally:
+        getSiteManager.reset()
+        setHooks()
+    assert events._unheard == {}
+
+
+def test_the_unheard_memo_is_emptied_when_full(unheard, monkeypatch):
+    monkeypatch.setattr(events, 'MAX_UNHEARD', 2)
+    assert unheard(BeforeTraverseEvent, Content())
+    assert unheard(BeforeTraverseEvent, Other())
+    assert unheard(BeforeTraverseEvent, object())
+    assert len(events._unheard) == 1

@@ -1,7 +1,9 @@
 """The combined traversal hook of site_events and authenticate
 (``zope.pipeline.sitehooks.site_hook``) does what the two stock hooks do
-in turn: every scenario runs both ways and compares.  It caches nothing:
-handlers, sites, interfaces and utilities added later are seen."""
+in turn: every scenario runs both ways and compares.  It remembers only
+that nobody hears an object's event (``components.unheard_object_event``,
+tested there): handlers, sites, interfaces and utilities added later are
+seen."""
 
 import pytest
 import zope.event

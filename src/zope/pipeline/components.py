@@ -188,6 +188,73 @@ def object_event_handlers(event_class, ob):
     return adapters.subscriptions((interfaces_of(ob), event_spec), None)
 
 
+#: The most (registry, event, object interfaces) ``unheard_object_event``
+#: remembers (the interfaces of an object with declarations of its own
+#: are its own, so the memo is bounded).
+MAX_UNHEARD = 256
+#: (adapters, event spec, object spec) -> (event spec's resolution order,
+#: object spec's resolution order, ``registry_state(adapters)``)
+_unheard = {}
+
+
+def registry_state(adapters):
+    """What ``adapters``' subscriptions depend on beyond the interfaces
+    asked: each registry along its resolution order with its generation
+    (bumped by every registration, base change and reload) and its lookup
+    (made anew when a persistent registry is loaded again, so an aborted
+    registration whose generation a reload repeats is told apart)."""
+    return tuple([(registry, registry._generation, registry._v_lookup)
+                  for registry in adapters.ro])
+
+
+def state_holds(state):
+    """Whether every registry of ``registry_state``'s answer still has
+    its generation and lookup, read from its ``__dict__``: a persistent
+    registry is not marked used for it (its attributes would be), and a
+    ghost (invalidated, or deactivated by its cache) holds neither, so
+    it is loaded again by the lookups that follow."""
+    for registry, generation, lookup in state:
+        held = registry.__dict__
+        if held.get('_generation') != generation or \
+                held.get('_v_lookup') is not lookup:
+            return False
+    return True
+
+
+def unheard_object_event(event_class, ob):
+    """True when ``notify_object_event(event_class, ob, ...)`` would call
+    no handler (``object_event_handlers`` is empty), the answer
+    remembered per adapter registry of the current site, event and
+    interfaces of ``ob`` for as long as the registries along the
+    registry's resolution order (``registry_state``) and both interfaces'
+    resolution orders stay; False when a handler hears it or it cannot
+    be told."""
+    if zope.event.subscribers != STANDARD_SUBSCRIBERS:
+        return False
+    adapters = subscription_registry(getSiteManager())
+    if adapters is None:
+        return False
+    event_spec = implementedBy(event_class)
+    spec = interfaces_of(ob)
+    key = (adapters, event_spec, spec)
+    known = _unheard.get(key)
+    if known is not None and known[0] is event_spec.__sro__ and \
+            known[1] is spec.__sro__ and state_holds(known[2]):
+        return True
+    if object_event_handlers(event_class, ob) != []:
+        return False
+    if len(_unheard) >= MAX_UNHEARD:  # factories.remember, which imports us
+        _unheard.clear()
+    _unheard[key] = (event_spec.__sro__, spec.__sro__,
+                     registry_state(adapters))
+    return True
+
+
+def clear_unheard():
+    """Forget what ``unheard_object_event`` remembers (tests)."""
+    _unheard.clear()
+
+
 def notify_object_event(event_class, ob, *args):
     """``notify(event_class(ob, *args))``, the event made only when a
     handler hears it (most objects traversal reaches have none), and its

@@ -15,6 +15,7 @@ from zope.security.proxy import removeSecurityProxy
 from zope.traversing.interfaces import BeforeTraverseEvent
 
 from zope.pipeline.components import notify_object_event
+from zope.pipeline.components import unheard_object_event
 from zope.pipeline.stages.authenticate import authenticate_at_site
 from zope.pipeline.stages.authenticate import authenticate_locally
 from zope.pipeline.stages.site_events import before_traverse
@@ -29,7 +30,13 @@ def site_hook(request, ob):
     ``authenticate_at_site(request, ob)`` (in the site the event's
     handlers set): the event sent by ``components.notify_object_event``
     (made only when a handler hears it), the request's principal read
-    from the request when its class keeps zope.publisher's property."""
+    from the request when its class keeps zope.publisher's property.
+    Most objects traversal reaches are no site and nobody hears their
+    event (``components.unheard_object_event``, remembered): nothing is
+    done for them."""
+    if not ISite.providedBy(removeSecurityProxy(ob)) and \
+            unheard_object_event(BeforeTraverseEvent, ob):
+        return
     notify_object_event(BeforeTraverseEvent, ob, request)
     principal = request._principal \
         if type(request).principal is BASE_PRINCIPAL else request.principal
