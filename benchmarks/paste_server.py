@@ -36,10 +36,15 @@ def main(argv=None):
     application = runpy.run_path(args.script,
                                  run_name='benchmark_wsgi')['application']
     # serve() returns on SIGINT (KeyboardInterrupt), how the harness stops
-    # it, once its thread pool has shut down; atexit closes the database
+    # it, once its thread pool has shut down; atexit closes the database.
+    # Daemon worker threads: with Paste's default (non-daemon threads and
+    # no socket timeout) a worker still reading from a connection a client
+    # left open keeps the process from exiting after SIGINT, until the
+    # harness kills it; serving is the same either way.
     httpserver.serve(application, host=args.host, port=args.port,
                      use_threadpool=True, threadpool_workers=args.threads,
-                     threadpool_options=threadpool_options(args.threads))
+                     threadpool_options=threadpool_options(args.threads),
+                     daemon_threads=True)
     return 0
 
 

@@ -2,6 +2,8 @@
 them, verified by the servers' own counts."""
 
 import os
+import socket
+import time
 
 import pytest
 
@@ -77,6 +79,21 @@ def test_paste_serves_the_script_counted_until_stopped(workspace):
     assert summary.verified
     assert server.process.returncode == 0
     assert gone(pid)
+
+
+def test_paste_stops_on_sigint_while_a_client_holds_a_connection_open(
+        workspace):
+    """A worker thread blocked reading a request a client began and never
+    finished (Paste sets no socket timeout) does not keep the server from
+    exiting on the harness's SIGINT: it exits by itself (0), not by the
+    SIGKILL that follows 15 s later (-9)."""
+    config = servers.ServerConfig('paste', 1, 2)
+    with socket.socket() as client:
+        with servers.serving(config, workspace, 'p', ceiling(), '/') as server:
+            client.connect(('127.0.0.1', server.port))
+            client.sendall(b'GET / HTTP/1.0\r\nHost: x\r\n')
+            time.sleep(0.5)  # a worker has taken the connection
+    assert server.process.returncode == 0
 
 
 def test_a_server_that_cannot_load_its_script_fails_with_its_log(workspace):
