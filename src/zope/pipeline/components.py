@@ -164,6 +164,16 @@ def notify_event(event_class, *args):
     notify(event_class(*args))
 
 
+def dispatching_registry():
+    """The adapter registry of the current site manager whose
+    subscriptions are the handlers an event reaches, when zope.event
+    calls zope.component's dispatch alone; None otherwise (another
+    subscriber, or a site manager without such a registry)."""
+    if zope.event.subscribers != STANDARD_SUBSCRIBERS:
+        return None
+    return subscription_registry(getSiteManager())
+
+
 def object_event_handlers(event_class, ob):
     """The handlers ``notify(event_class(ob, ...))`` would call, when all
     of them are registered for ``(ob, event)``: the current site manager
@@ -174,9 +184,7 @@ def object_event_handlers(event_class, ob):
     instances declare no others); the lookups are the registry's own,
     cached by zope.interface, which drops its caches when a registration
     or a declaration changes."""
-    if zope.event.subscribers != STANDARD_SUBSCRIBERS:
-        return None
-    adapters = subscription_registry(getSiteManager())
+    adapters = dispatching_registry()
     if adapters is None:
         return None
     event_spec = implementedBy(event_class)
@@ -229,9 +237,7 @@ def unheard_object_event(event_class, ob):
     registry's resolution order (``registry_state``) and both interfaces'
     resolution orders stay; False when a handler hears it or it cannot
     be told."""
-    if zope.event.subscribers != STANDARD_SUBSCRIBERS:
-        return False
-    adapters = subscription_registry(getSiteManager())
+    adapters = dispatching_registry()
     if adapters is None:
         return False
     event_spec = implementedBy(event_class)
