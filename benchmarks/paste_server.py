@@ -5,6 +5,7 @@ server classic Zope 3 sites were often run with
 
 import argparse
 import runpy
+import signal
 
 #: paste.httpserver.serve's default ``threadpool_workers``.
 DEFAULT_THREADS = 10
@@ -32,6 +33,10 @@ def build_parser():
 
 def main(argv=None):
     from paste import httpserver
+    # SIGINT is how the harness stops us, also when we were started with
+    # it ignored (a background job of a non-interactive shell passes
+    # SIG_IGN on, and Python then installs no KeyboardInterrupt handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     args = build_parser().parse_args(argv)
     application = runpy.run_path(args.script,
                                  run_name='benchmark_wsgi')['application']

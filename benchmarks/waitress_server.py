@@ -3,6 +3,7 @@ server of the comparison (``python -m benchmarks.waitress_server``)."""
 
 import argparse
 import runpy
+import signal
 
 import waitress
 
@@ -18,6 +19,10 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    # SIGINT is how the harness stops us, also when we were started with
+    # it ignored (a background job of a non-interactive shell passes
+    # SIG_IGN on, and Python then installs no KeyboardInterrupt handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     application = runpy.run_path(args.script,
                                  run_name='benchmark_wsgi')['application']
     try:

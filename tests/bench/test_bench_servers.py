@@ -2,6 +2,7 @@
 them, verified by the servers' own counts."""
 
 import os
+import signal
 import socket
 import time
 
@@ -260,3 +261,20 @@ def test_an_ab_run_that_prints_no_summary_is_invalid_with_its_output():
     assert run.result is None
     assert not run.verification.valid
     assert 'invalid URL' in run.verification.problems[-1]
+
+
+@pytest.mark.parametrize('kind', ['paste', 'waitress'])
+def test_threaded_server_started_with_sigint_ignored_stops_on_sigint(
+        workspace, kind):
+    """A background job of a non-interactive shell (CI's) starts with
+    SIGINT ignored, and its children inherit that: the server still
+    stops on the harness's SIGINT by itself (0), not by SIGKILL (-9)."""
+    config = servers.ServerConfig(kind, 1, 2)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with servers.serving(config, workspace, kind[0], ceiling(), '/') \
+                as server:
+            pass
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert server.process.returncode == 0
