@@ -196,6 +196,15 @@ def object_event_handlers(event_class, ob):
     return adapters.subscriptions((interfaces_of(ob), event_spec), None)
 
 
+def remember(memo, bound, key, value):
+    """``memo[key] = value``, the memo emptied first when it holds
+    ``bound`` entries (what it remembers is chosen by clients or loaded
+    code, so it must not grow without end)."""
+    if len(memo) >= bound:
+        memo.clear()
+    memo[key] = value
+
+
 #: The most (registry, event, object interfaces) ``unheard_object_event``
 #: remembers (the interfaces of an object with declarations of its own
 #: are its own, so the memo is bounded).
@@ -249,10 +258,8 @@ def unheard_object_event(event_class, ob):
         return True
     if object_event_handlers(event_class, ob) != []:
         return False
-    if len(_unheard) >= MAX_UNHEARD:  # factories.remember, which imports us
-        _unheard.clear()
-    _unheard[key] = (event_spec.__sro__, spec.__sro__,
-                     registry_state(adapters))
+    remember(_unheard, MAX_UNHEARD, key,
+             (event_spec.__sro__, spec.__sro__, registry_state(adapters)))
     return True
 
 

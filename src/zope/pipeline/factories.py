@@ -70,6 +70,7 @@ from zope.security.checker import selectChecker
 from zope.pipeline.components import adapter_factory
 from zope.pipeline.components import hooked_lookup1
 from zope.pipeline.components import query_multi_adapter
+from zope.pipeline.components import remember
 from zope.pipeline.cookies import parse_cookies
 from zope.pipeline.errors import PayloadTooLarge
 from zope.pipeline.interfaces import IRequestFactory
@@ -381,15 +382,6 @@ class RememberedURL:
 def clear_urls():
     """Forget the remembered URLs (tests)."""
     _urls.clear()
-
-
-def remember(memo, bound, key, value):
-    """``memo[key] = value``, the memo emptied first when it holds
-    ``bound`` entries (what it remembers is chosen by clients or loaded
-    code, so it must not grow without end)."""
-    if len(memo) >= bound:
-        memo.clear()
-    memo[key] = value
 
 
 # -- responses

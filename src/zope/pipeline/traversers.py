@@ -53,7 +53,7 @@ from zope.pipeline.components import interfaces_of
 from zope.pipeline.components import lookup_registry
 from zope.pipeline.components import provides
 from zope.pipeline.components import query_multi_adapter
-from zope.pipeline.factories import remember
+from zope.pipeline.components import remember
 
 #: Namespaces whose names are attribute names: private ones are refused.
 ATTRIBUTE_NAMESPACES = ('attribute',)

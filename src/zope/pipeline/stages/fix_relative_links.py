@@ -32,7 +32,7 @@ from zope.schema import Choice
 from zope.schema import Int
 
 from zope.pipeline import environ as keys
-from zope.pipeline.factories import remember
+from zope.pipeline.components import remember
 from zope.pipeline.hosts import on_host
 from zope.pipeline.responses import emit
 from zope.pipeline.wsgi import close_iterable
