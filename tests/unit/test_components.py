@@ -1128,6 +1128,40 @@ def site_manager(registry):
         setHooks()
 
 
+def test_the_unheard_memo_keeps_no_registry_alive(unheard):
+    """Registries are remembered by weak reference: a local site's
+    registry (which holds its connection) is freed when nothing else
+    holds it; its entry then answers nothing."""
+    import gc
+    import weakref
+    registry = Components(bases=(getGlobalSiteManager(),))
+    with site_manager(registry):
+        assert unheard(BeforeTraverseEvent, Content())
+    assert len(events._unheard) == 1
+    gone = weakref.ref(registry.adapters)
+    del registry
+    gc.collect()
+    assert gone() is None
+    assert len(events._unheard) == 1
+    (state,) = [value[2] for value in events._unheard.values()]
+    assert not events.state_holds(state)
+
+
+def test_a_registry_at_a_remembered_registrys_address_is_asked(unheard):
+    """The memo is keyed by the registry's id; an id a freed registry
+    had may be given to a new one, which is asked, not answered for."""
+    heard = Components(bases=(getGlobalSiteManager(),))
+    heard.registerHandler(recorder([], 'heard'),
+                          (IContent, IBeforeTraverseEvent))
+    quiet = Components(bases=(getGlobalSiteManager(),))
+    with site_manager(quiet):
+        assert unheard(BeforeTraverseEvent, Content())
+    (key, value), = events._unheard.items()
+    events._unheard[(id(heard.adapters),) + key[1:]] = value
+    with site_manager(heard):
+        assert not unheard(BeforeTraverseEvent, Content())
+
+
 def test_nothing_is_told_when_anything_else_is_installed(unheard):
     content = Content()
     zope.event.subscribers.append(print)

@@ -35,6 +35,7 @@ proxy.  docs/performance.md says what this buys.
 """
 
 from types import BuiltinMethodType
+from weakref import ref
 
 import zope.event
 import zope.interface.interface
@@ -209,31 +210,39 @@ def remember(memo, bound, key, value):
 #: remembers (the interfaces of an object with declarations of its own
 #: are its own, so the memo is bounded).
 MAX_UNHEARD = 256
-#: (adapters, event spec, object spec) -> (event spec's resolution order,
-#: object spec's resolution order, ``registry_state(adapters)``)
+#: (id of the adapters, event spec, object spec) -> (event spec's
+#: resolution order, object spec's resolution order,
+#: ``registry_state(adapters)``).  The registries are held by weak
+#: references alone: a local site's registry holds its connection, which
+#: a module's memo must not keep open after its database is closed.
 _unheard = {}
 
 
 def registry_state(adapters):
     """What ``adapters``' subscriptions depend on beyond the interfaces
-    asked: each registry along its resolution order with its generation
-    (bumped by every registration, base change and reload) and its lookup
-    (made anew when a persistent registry is loaded again, so an aborted
-    registration whose generation a reload repeats is told apart)."""
-    return tuple([(registry, registry._generation, registry._v_lookup)
+    asked: each registry along its resolution order (``adapters`` first)
+    with its generation (bumped by every registration, base change and
+    reload) and its lookup (made anew when a persistent registry is
+    loaded again, so an aborted registration whose generation a reload
+    repeats is told apart); registries and lookups by weak reference."""
+    return tuple([(ref(registry), registry._generation,
+                   ref(registry._v_lookup))
                   for registry in adapters.ro])
 
 
 def state_holds(state):
-    """Whether every registry of ``registry_state``'s answer still has
-    its generation and lookup, read from its ``__dict__``: a persistent
-    registry is not marked used for it (its attributes would be), and a
-    ghost (invalidated, or deactivated by its cache) holds neither, so
-    it is loaded again by the lookups that follow."""
+    """Whether every registry of ``registry_state``'s answer is alive and
+    still has its generation and lookup, read from its ``__dict__``: a
+    persistent registry is not marked used for it (its attributes would
+    be), and a ghost (invalidated, or deactivated by its cache) holds
+    neither, so it is loaded again by the lookups that follow."""
     for registry, generation, lookup in state:
+        registry = registry()
+        if registry is None:
+            return False
         held = registry.__dict__
         if held.get('_generation') != generation or \
-                held.get('_v_lookup') is not lookup:
+                held.get('_v_lookup') is not lookup():
             return False
     return True
 
@@ -243,18 +252,19 @@ def unheard_object_event(event_class, ob):
     no handler (``object_event_handlers`` is empty), the answer
     remembered per adapter registry of the current site, event and
     interfaces of ``ob`` for as long as the registries along the
-    registry's resolution order (``registry_state``) and both interfaces'
-    resolution orders stay; False when a handler hears it or it cannot
-    be told."""
+    registry's resolution order (``registry_state``) live and stay, and
+    both interfaces' resolution orders stay; False when a handler hears
+    it or it cannot be told."""
     adapters = dispatching_registry()
     if adapters is None:
         return False
     event_spec = implementedBy(event_class)
     spec = interfaces_of(ob)
-    key = (adapters, event_spec, spec)
+    key = (id(adapters), event_spec, spec)
     known = _unheard.get(key)
     if known is not None and known[0] is event_spec.__sro__ and \
-            known[1] is spec.__sro__ and state_holds(known[2]):
+            known[1] is spec.__sro__ and known[2][0][0]() is adapters and \
+            state_holds(known[2]):
         return True
     if object_event_handlers(event_class, ob) != []:
         return False
