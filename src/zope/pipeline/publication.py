@@ -23,7 +23,6 @@ zope.app.publication is not imported.
 from zope.component import queryUtility
 from zope.interface import implementer
 from zope.publisher.interfaces import IPublication
-from zope.publisher.interfaces.browser import IBrowserView
 from zope.publisher.publish import mapply
 from zope.security.checker import ProxyFactory
 from zope.security.proxy import removeSecurityProxy
@@ -109,9 +108,6 @@ class ViewCheckedPublication(Publication):
         self.trusted_views = trusted_views
 
     def wrap(self, found):
-        bare = removeSecurityProxy(found)
-        if not IBrowserView.providedBy(bare):  # what the call below says
-            return bare
         return bare_unless_untrusted_view(found, self.trusted_views)
 
     def wrap_default(self, found):

@@ -67,16 +67,15 @@ def trusted_view_interfaces():
     return tuple(found)
 
 
-def is_trusted_view(view, trusted):
-    return any(interface.providedBy(view) for interface in trusted)
-
-
 def bare_unless_untrusted_view(found, trusted):
     """What view-checked traversal hands back for ``found``: the object
     itself, unless it is a browser view none of ``trusted`` marks (then
     security proxied, as ``ZopePublicationSansProxy.traverseName``)."""
     bare = removeSecurityProxy(found)
-    if IBrowserView.providedBy(bare) and not is_trusted_view(bare, trusted):
+    if IBrowserView.providedBy(bare):
+        for interface in trusted:
+            if interface.providedBy(bare):
+                return bare
         return ProxyFactory(found)
     return bare
 
