@@ -16,6 +16,7 @@ from zope.traversing.interfaces import BeforeTraverseEvent
 from zope.pipeline import environ as keys
 from zope.pipeline.components import notify_event
 from zope.pipeline.components import notify_object_event
+from zope.pipeline.components import unheard_object_event
 
 
 class ISiteEventsSettings(Interface):
@@ -31,8 +32,10 @@ writes = ()
 
 def before_traverse(request, ob):
     """BeforeTraverseEvent for ``ob``, made only when a handler hears it
-    (``components.notify_object_event``: most objects have none)."""
-    notify_object_event(BeforeTraverseEvent, ob, request)
+    (``components.notify_object_event``: most objects have none; that
+    nobody hears it is remembered, ``components.unheard_object_event``)."""
+    if not unheard_object_event(BeforeTraverseEvent, ob):
+        notify_object_event(BeforeTraverseEvent, ob, request)
 
 
 def end_request(environ):
