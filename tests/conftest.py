@@ -35,6 +35,37 @@ def kept_umask():
 
 
 @pytest.fixture(autouse=True)
+def kept_logging():
+    """Every test ends with the logging configuration it began with
+    (``zope-pipeline serve``, called in the test process, applies the
+    ini's ``[loggers]``: a handler on the root logger writing to the
+    stream stderr was during that test, closed after it, would be written
+    to by every later record, the database's last at exit among them)."""
+    import logging
+    loggers = [logging.getLogger()] + [
+        logger for logger in logging.root.manager.loggerDict.values()
+        if isinstance(logger, logging.Logger)]
+    saved = [(logger, logger.level, list(logger.handlers), logger.propagate,
+              logger.disabled) for logger in loggers]
+    yield
+    for logger, level, handlers, propagate, disabled in saved:
+        logger.setLevel(level)
+        logger.propagate = propagate
+        logger.disabled = disabled
+        # pytest's own capture handlers come and go with each phase
+        for handler in list(logger.handlers):
+            if handler not in handlers and not is_pytests(handler):
+                logger.removeHandler(handler)
+        for handler in handlers:
+            if handler not in logger.handlers and not is_pytests(handler):
+                logger.addHandler(handler)
+
+
+def is_pytests(handler):
+    return type(handler).__module__.partition('.')[0] == '_pytest'
+
+
+@pytest.fixture(autouse=True)
 def test_process_keeps_its_user(monkeypatch):
     """`zope-pipeline serve` run as root becomes www-data once waitress
     has bound its socket: never the test process (a test that serves in
@@ -84,3 +115,5 @@ def exec_calls(monkeypatch):
     monkeypatch.setattr(serve, 'find_mod_wsgi_express',
                         lambda: '/usr/bin/mod_wsgi-express')
     return calls
+
+

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 from zope.component import provideAdapter
-from zope.publisher.browser import TestRequest
+from zope.publisher.browser import TestRequest as StockTestRequest
 
 from zope.pipeline import environ as keys
 from zope.pipeline.build import BuildContext
@@ -25,7 +25,7 @@ def environ_for(attempt):
     token = base64.b64encode(b'someone:wrong').decode()
     environ = {'HTTP_AUTHORIZATION': 'Basic ' + token,
                'REMOTE_ADDR': '192.0.2.1', keys.ATTEMPT: attempt}
-    environ[keys.REQUEST_KEY] = TestRequest(environ=environ)
+    environ[keys.REQUEST_KEY] = StockTestRequest(environ=environ)
     return environ
 
 

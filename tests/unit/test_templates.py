@@ -25,7 +25,7 @@ from zope.pagetemplate.engine import TrustedEngine
 from zope.pagetemplate.interfaces import IPageTemplateEngine
 from zope.pagetemplate.pagetemplate import PageTemplateEngine
 from zope.pagetemplate.pagetemplate import PTRuntimeError
-from zope.publisher.browser import TestRequest
+from zope.publisher.browser import TestRequest as StockTestRequest
 from zope.security.checker import ProxyFactory
 from zope.security.interfaces import ForbiddenAttribute
 from zope.security.proxy import Proxy
@@ -103,7 +103,7 @@ def template_file(tmp_path, clean_zope):
 def render(template_file, items, form=None, engine=None):
     if engine is not None:
         provideUtility(engine, IPageTemplateEngine)
-    request = TestRequest(form=form or {})
+    request = StockTestRequest(form=form or {})
     view = PageView(Content(), request, items)
     template = ViewPageTemplateFile(template_file)
     return template(view), template
@@ -228,7 +228,7 @@ def test_macros_of_a_compiled_template_are_used_by_another(template_file,
     user = tmp_path / 'user.pt'
     user.write_text('<div metal:use-macro="view/macros/footer" />')
     page = ViewPageTemplateFile(template_file)
-    view = PageView(Content(), TestRequest(), [])
+    view = PageView(Content(), StockTestRequest(), [])
     view.macros = page.macros
     assert ViewPageTemplateFile(str(user))(view).strip() == '<i>footer</i>'
 
@@ -363,7 +363,7 @@ def cook_and_render(text, filename='cached.pt'):
     program, macros = ChameleonProgram.cook(filename, text, TrustedEngine,
                                             'text/html')
     assert isinstance(program, ChameleonProgram)
-    view = PageView(Content(), TestRequest(), ['one', 'two'])
+    view = PageView(Content(), StockTestRequest(), ['one', 'two'])
     return program.template.render(view=view, context=view.context)
 
 
@@ -579,7 +579,7 @@ def test_an_object_that_conforms_is_asked_not_run_inline(hooked):
 def test_a_changed_template_file_is_read_again_only_when_checked(
         template_file, clean_zope):
     provideAdapter(DefaultTraversable, (None,))
-    view = PageView(Content(), TestRequest(), ['one'])
+    view = PageView(Content(), StockTestRequest(), ['one'])
     for check, expected in ((True, '<p>two</p>'), (False, '<p>one</p>')):
         templates.check_template_files(check)
         with open(template_file, 'w') as f:
@@ -923,7 +923,7 @@ def test_a_paths_inline_steps_then_the_others_step_as_zope_tal_steps(
     results = []
     for cook in (PageTemplateEngine.cook, ChameleonProgram.cook):
         program, macros = cook('t.pt', source, TrustedEngine, 'text/html')
-        results.append(render_program(program, view, TestRequest()))
+        results.append(render_program(program, view, StockTestRequest()))
     assert results == ['<p>%s</p>\n' % expected] * 2
 
 
@@ -956,7 +956,7 @@ def render_again(template_file, items, form=None, request=None):
     """The second render of a view template compiled by Chameleon: the
     first compiles it, the stock way."""
     provideUtility(ChameleonProgram, IPageTemplateEngine)
-    request = request or TestRequest(form=form or {})
+    request = request or StockTestRequest(form=form or {})
     view = PageView(Content(), request, items)
     template = ViewPageTemplateFile(template_file)
     first = template(view)
@@ -972,7 +972,7 @@ def test_a_compiled_view_template_renders_again_without_a_tales_context(
         template_file, items, form, monkeypatch):
     expected, classic = render(template_file, items, form)
     provideUtility(ChameleonProgram, IPageTemplateEngine)
-    view = PageView(Content(), TestRequest(form=form), items)
+    view = PageView(Content(), StockTestRequest(form=form), items)
     template = ViewPageTemplateFile(template_file)
     first = template(view)  # compiles it, the stock way
     monkeypatch.setattr(TrustedEngine, 'getContext', None)  # not called
@@ -1027,7 +1027,7 @@ def test_a_template_class_with_its_own_render_is_rendered_by_it(
             return super().pt_render(namespace, **kw)
 
     provideUtility(ChameleonProgram, IPageTemplateEngine)
-    view = PageView(Content(), TestRequest(), ['one'])
+    view = PageView(Content(), StockTestRequest(), ['one'])
     template = Rendering(template_file)
     assert template(view) == template(view)
     assert len(rendered) == 2
@@ -1044,7 +1044,7 @@ def test_a_template_class_with_its_own_engine_context_gives_it(
     provideUtility(ChameleonProgram, IPageTemplateEngine)
     path = tmp_path / 'extra.pt'
     path.write_text('<p tal:content="extra" />')
-    view = PageView(Content(), TestRequest(), [])
+    view = PageView(Content(), StockTestRequest(), [])
     template = Extra(str(path))
     assert template(view) == template(view) == '<p>from the context</p>'
 
@@ -1060,7 +1060,7 @@ def test_the_requests_debug_flags_reach_the_program_as_before(
         return original(self, context, macros, **options)
 
     monkeypatch.setattr(ChameleonProgram, '__call__', spy)
-    request = TestRequest()
+    request = StockTestRequest()
     setattr(request.debug, flag, True)
     first, again, _ = render_again(template_file, ['one'], request=request)
     assert first == again
@@ -1072,7 +1072,7 @@ def test_the_requests_debug_flags_reach_the_program_as_before(
 def test_the_content_type_is_set_as_before_unless_the_response_has_one(
         template_file, preset):
     provideUtility(ChameleonProgram, IPageTemplateEngine)
-    request = TestRequest()
+    request = StockTestRequest()
     view = PageView(Content(), request, ['one'])
     template = ViewPageTemplateFile(template_file)
     for _ in range(2):  # compiled, then rendered again
@@ -1085,7 +1085,7 @@ def test_the_content_type_is_set_as_before_unless_the_response_has_one(
 def test_a_template_file_changed_to_one_that_fails_raises_as_before(
         template_file, caplog):
     templates.check_template_files(True)
-    view = PageView(Content(), TestRequest(), ['one'])
+    view = PageView(Content(), StockTestRequest(), ['one'])
     provideUtility(ChameleonProgram, IPageTemplateEngine)
     template = ViewPageTemplateFile(template_file)
     template(view)
@@ -1100,7 +1100,7 @@ def test_a_template_file_changed_to_one_that_fails_raises_as_before(
 def test_a_template_file_changed_to_one_chameleon_refuses_goes_to_zope_tal(
         template_file, monkeypatch):
     templates.check_template_files(True)
-    view = PageView(Content(), TestRequest(), ['one'])
+    view = PageView(Content(), StockTestRequest(), ['one'])
     provideUtility(ChameleonProgram, IPageTemplateEngine)
     template = ViewPageTemplateFile(template_file)
     template(view)
@@ -1166,7 +1166,7 @@ def test_the_translation_function_translates_as_z3c_pts(clean_zope):
     from z3c.pt.pagetemplate import MV
     from zope.i18nmessageid import Message
 
-    request = TestRequest()
+    request = StockTestRequest()
     translate = templates.request_translation(request, Message)
     assert translate(MV) is None
     value = object()
@@ -1199,7 +1199,7 @@ def test_a_false_response_gets_the_templates_content_type_as_before(
     # z3c.pt's render leaves a false response alone, the view template's
     # call does not
     provideUtility(ChameleonProgram, IPageTemplateEngine)
-    request = TestRequest()
+    request = StockTestRequest()
     request._response = FalseHeaders()
     view = PageView(Content(), request, ['one'])
     template = ViewPageTemplateFile(template_file)

@@ -8,7 +8,7 @@ from zope.component.hooks import setHooks
 from zope.interface import Interface
 from zope.interface import implementer
 from zope.location.interfaces import LocationError
-from zope.publisher.browser import TestRequest
+from zope.publisher.browser import TestRequest as StockTestRequest
 from zope.publisher.interfaces.browser import IBrowserRequest
 from zope.security.checker import NamesChecker
 from zope.security.checker import defineChecker
@@ -84,7 +84,7 @@ def test_a_namespace_is_looked_up_as_zope_traversing_looks_it_up(
     ob = Content()
     if proxied:
         ob = Proxy(ob, NamesChecker(()))
-    request = TestRequest()
+    request = StockTestRequest()
     expected = outcome(namespaceLookup, namespace, name, ob, request)
     assert outcome(namespace_lookup, namespace, name, ob, request) == \
         expected
@@ -92,6 +92,6 @@ def test_a_namespace_is_looked_up_as_zope_traversing_looks_it_up(
 
 def test_the_view_receives_the_proxied_object_as_its_context(registry):
     ob = Proxy(Content(), NamesChecker(()))
-    found = namespace_lookup('view', 'page.html', ob, TestRequest())
+    found = namespace_lookup('view', 'page.html', ob, StockTestRequest())
     assert type(found.context) is Proxy
     assert removeSecurityProxy(found.context) is removeSecurityProxy(ob)
