@@ -115,5 +115,3 @@ def exec_calls(monkeypatch):
     monkeypatch.setattr(serve, 'find_mod_wsgi_express',
                         lambda: '/usr/bin/mod_wsgi-express')
     return calls
-
-
