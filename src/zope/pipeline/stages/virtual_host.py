@@ -298,7 +298,7 @@ class VirtualHostStage:
             environ[keys.CLIENT_ADDRESS] = client_address(environ, True,
                                                           self.proxies)
             apply_forwarded(environ)
-        elif FORWARDED_SET.isdisjoint(environ):
+        elif environ.keys().isdisjoint(FORWARDED_SET):
             # most requests: what client_address would find, at once
             environ[keys.CLIENT_ADDRESS] = remote_text(
                 environ.get('REMOTE_ADDR', ''))
