@@ -37,7 +37,54 @@ def make_environ(path, method='GET'):
     }
 
 
-def call_app(app, path):
+#: The keys mod_wsgi passes in daemon mode (mod_wsgi-express, Apache
+#: 2.4) for ``ab``'s GET of the peers' page, besides ``make_environ``'s:
+#: what a served request's environ holds that an in-process one lacks.
+#: The numbers and times are placeholders of the same types (captured
+#: 2026-11-26 from mod_wsgi 6.1 in this project's virtualenv).
+MODWSGI_KEYS = {
+    'HTTP_USER_AGENT': 'ApacheBench/2.3', 'HTTP_ACCEPT': '*/*',
+    'SERVER_SOFTWARE': 'Apache', 'SERVER_ADDR': '127.0.0.1',
+    'DOCUMENT_ROOT': '/tmp/mod_wsgi-localhost:8000:0/htdocs',
+    'REQUEST_SCHEME': 'http', 'CONTEXT_PREFIX': '',
+    'CONTEXT_DOCUMENT_ROOT': '/tmp/mod_wsgi-localhost:8000:0/htdocs',
+    'SERVER_ADMIN': '[no address given]',
+    'SCRIPT_FILENAME': '/tmp/mod_wsgi-localhost:8000:0/htdocs/folder',
+    'REMOTE_PORT': '39048', 'SERVER_PROTOCOL': 'HTTP/1.0',
+    'mod_wsgi.script_name': '/folder', 'mod_wsgi.path_info': '/page',
+    'mod_wsgi.process_group': 'localhost:8000',
+    'mod_wsgi.application_group': '',
+    'mod_wsgi.callable_object': 'handle_request',
+    'mod_wsgi.request_handler': 'wsgi-handler',
+    'mod_wsgi.handler_script': '/tmp/mod_wsgi-localhost:8000:0/handler.wsgi',
+    'mod_wsgi.listener_host': '', 'mod_wsgi.listener_port': '8000',
+    'mod_wsgi.server_pid': '8013', 'mod_wsgi.request_id': '6u/KSFNmuII',
+    'wsgi.multithread': False, 'wsgi.input_terminated': True,
+    'apache.version': (2, 4, 62), 'mod_wsgi.version': (6, 1, 1),
+    'mod_wsgi.request_start': 1764186000.0,
+    'mod_wsgi.queue_start': 1764186000.0001,
+    'mod_wsgi.daemon_start': 1764186000.0002,
+    'mod_wsgi.application_start': 1764186000.0003,
+    'mod_wsgi.thread_id': 1,
+}
+
+
+def modwsgi_environ(path, method='GET'):
+    """``make_environ(path, method)`` with the keys mod_wsgi adds (a
+    ``wsgi.file_wrapper`` class among them), the Host header ab sends."""
+    from wsgiref.util import FileWrapper
+    environ = make_environ(path, method)
+    environ.update(MODWSGI_KEYS)
+    environ['REQUEST_URI'] = path
+    environ['wsgi.file_wrapper'] = FileWrapper
+    return environ
+
+
+#: ``--environ`` choices: how an in-process request's environ is made.
+ENVIRONS = {'minimal': make_environ, 'modwsgi': modwsgi_environ}
+
+
+def call_app(app, path, environ_factory=make_environ):
     """(status, body) of one request through a WSGI application."""
     statuses = []
 
@@ -45,7 +92,7 @@ def call_app(app, path):
         statuses.append(status)
         return lambda data: None
 
-    body = app(make_environ(path), start_response)
+    body = app(environ_factory(path), start_response)
     try:
         data = b''.join(body)
     finally:

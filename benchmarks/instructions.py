@@ -14,6 +14,14 @@ runs.  ``--peer pipeline`` (or another app of ``benchmarks.peers``:
 counts the peers' page instead, each app on its own RelStorage/SQLite
 database in a scratch directory, so the peers compare by instructions too.
 
+``--environ modwsgi`` gives each request the environ mod_wsgi passes in
+daemon mode (``inprocess.modwsgi_environ``: 48 keys, against the 16 of
+the minimal one): what a served request costs the application.
+``--cache-sim`` has callgrind also simulate the caches and the branch
+predictor, and prints per request the first-level instruction and data
+cache misses and the mispredicted branches: why two counts of
+instructions can take unequal times.
+
 Python's string hashes are seeded at random in every process, which moves
 the count of the same code by up to 1 % from run to run (the order of
 sets and dicts, where a lookup probes): the counted process runs with
@@ -41,11 +49,26 @@ def callgrind_prefix(output):
             '--toggle-collect=' + TOGGLE, '--callgrind-out-file=' + output]
 
 
-def valgrind_command(output, requests, warmup, path, site, peer=None):
-    command = callgrind_prefix(output) + [
-               sys.executable, '-m', 'benchmarks.instructions', '--inside',
-               '--requests', str(requests), '--warmup', str(warmup),
-               '--path', path, '--site', site]
+#: callgrind's options simulating the caches and the branch predictor.
+CACHE_SIM = ['--cache-sim=yes', '--branch-sim=yes']
+
+#: The simulated events reported per request: (callgrind's name, ours).
+MISSES = (('I1mr', 'instruction cache misses'),
+          ('D1mr', 'data cache read misses'),
+          ('D1mw', 'data cache write misses'),
+          ('Bcm', 'conditional branches mispredicted'),
+          ('Bim', 'indirect branches mispredicted'))
+
+
+def valgrind_command(output, requests, warmup, path, site, peer=None,
+                     environ='minimal', cache_sim=False):
+    prefix = callgrind_prefix(output)
+    if cache_sim:
+        prefix[1:1] = CACHE_SIM
+    command = prefix + [
+        sys.executable, '-m', 'benchmarks.instructions', '--inside',
+        '--requests', str(requests), '--warmup', str(warmup),
+        '--path', path, '--site', site, '--environ', environ]
     if peer:
         command += ['--peer', peer]
     return command
@@ -57,27 +80,40 @@ def counted_environ(environ):
     return dict(environ, PYTHONHASHSEED=environ.get('PYTHONHASHSEED', '0'))
 
 
-def total_instructions(callgrind_output):
-    """The ``totals:`` (or ``summary:``) line of a callgrind output file."""
+def total_events(callgrind_output):
+    """{event: total} from a callgrind output file's ``events:`` line and
+    its ``totals:`` (or ``summary:``) line."""
+    names = ['Ir']
     with open(callgrind_output) as output:
         for line in output:
-            match = re.match(r'(?:totals|summary):\s+(\d+)', line)
+            if line.startswith('events:'):
+                names = line.split()[1:]
+            match = re.match(r'(?:totals|summary):\s+([\d ]+)$', line)
             if match:
-                return int(match.group(1))
+                return dict(zip(names, map(int, match.group(1).split())))
     raise ValueError('no totals line in %s' % callgrind_output)
 
 
-def site_request(site_name, path):
+def total_instructions(callgrind_output):
+    """The instructions of a callgrind output file's totals line."""
+    return total_events(callgrind_output)['Ir']
+
+
+def site_request(site_name, path, environ='minimal'):
     """A function serving ``path`` of a benchmark site (in memory)."""
+    from benchmarks.inprocess import ENVIRONS
     from benchmarks.inprocess import Bench
+    from benchmarks.inprocess import call_app
     from benchmarks.sites import discover
     site = discover(site_name)
-    return Bench(site.site_zcml, site.settings_for('sqlite'), path).request
+    bench = Bench(site.site_zcml, site.settings_for('sqlite'), path)
+    return lambda: call_app(bench.full, path, ENVIRONS[environ])
 
 
-def peer_request(peer_name, path, workdir):
+def peer_request(peer_name, path, workdir, environ='minimal'):
     """A function serving ``path`` of a peer's app, on RelStorage/SQLite
     in ``workdir``."""
+    from benchmarks.inprocess import ENVIRONS
     from benchmarks.inprocess import call_app
     from benchmarks.peers import BY_NAME
     from benchmarks.storages import zconfig
@@ -86,15 +122,16 @@ def peer_request(peer_name, path, workdir):
         output.write(zconfig('sqlite3', {
             'data-dir': os.path.join(workdir, 'data')}))
     app = BY_NAME[peer_name].make_app(zodb_config, workdir)
-    return lambda: call_app(app, path)
+    return lambda: call_app(app, path, ENVIRONS[environ])
 
 
-def run_requests(requests, warmup, path, site_name, peer=None):
+def run_requests(requests, warmup, path, site_name, peer=None,
+                 environ='minimal'):
     """Serve ``path`` ``warmup`` times, then ``requests`` times inside
     ``operator.call``; returns the last status."""
     with tempfile.TemporaryDirectory() as workdir:
-        request = (peer_request(peer, path, workdir) if peer
-                   else site_request(site_name, path))
+        request = (peer_request(peer, path, workdir, environ) if peer
+                   else site_request(site_name, path, environ))
         return counted_calls(request, requests, warmup)[0]
 
 
@@ -128,6 +165,13 @@ def build_parser():
                         choices=('auto', 'sample', 'minimal'))
     parser.add_argument('--peer', choices=peer_names(),
                         help="count a peer's app on the peers' page")
+    parser.add_argument('--environ', default='minimal',
+                        choices=('minimal', 'modwsgi'),
+                        help="each request's environ: the minimal one, or "
+                             "the one mod_wsgi passes")
+    parser.add_argument('--cache-sim', action='store_true',
+                        help='also count cache misses and mispredicted '
+                             'branches per request')
     parser.add_argument('--output', help='keep the callgrind output here')
     parser.add_argument('--inside', action='store_true',
                         help=argparse.SUPPRESS)
@@ -139,22 +183,34 @@ def main(argv=None):
     logging.disable(logging.CRITICAL)
     if args.inside:
         status = run_requests(args.requests, args.warmup, args.path,
-                              args.site, args.peer)
+                              args.site, args.peer, args.environ)
         return 0 if status.startswith('200') else 1
     with tempfile.TemporaryDirectory() as scratch:
         output = args.output or os.path.join(scratch, 'callgrind.out')
         completed = subprocess.run(
             valgrind_command(output, args.requests, args.warmup, args.path,
-                             args.site, args.peer),
+                             args.site, args.peer, args.environ,
+                             args.cache_sim),
             capture_output=True, text=True,
             env=counted_environ(os.environ))
         if completed.returncode:
             raise SystemExit('valgrind failed:\n%s' % completed.stderr[-3000:])
-        total = total_instructions(output)
-    print('%s%s: %d instructions per request (%d requests, %d in all)'
+        events = total_events(output)
+    total = events['Ir']
+    print('%s%s%s: %d instructions per request (%d requests, %d in all)'
           % (args.peer + ' ' if args.peer else '', args.path,
-             total // args.requests, args.requests, total))
+             '' if args.environ == 'minimal' else ' (%s environ)'
+             % args.environ, total // args.requests, args.requests, total))
+    for line in miss_lines(events, args.requests):
+        print(line)
     return 0
+
+
+def miss_lines(events, requests):
+    """Lines of the simulated misses per request in ``events`` (none
+    when callgrind did not simulate them)."""
+    return ['  %s per request: %d' % (text, events[name] // requests)
+            for name, text in MISSES if name in events]
 
 
 if __name__ == '__main__':  # pragma: no cover - a command

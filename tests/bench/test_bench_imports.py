@@ -165,3 +165,29 @@ def test_the_in_process_command_prints_json(clean_zope, capsys, tmp_path):
 def test_the_unauthenticated_principal_needs_an_authentication_utility(
         clean_zope):
     assert inprocess.unauthenticated_principal() is None
+
+
+def test_the_modwsgi_environ_is_a_served_requests():
+    environ = inprocess.modwsgi_environ('/folder/page')
+    minimal = inprocess.make_environ('/folder/page')
+    assert set(minimal) < set(environ)
+    assert len(environ) == 48
+    assert environ['REQUEST_URI'] == environ['PATH_INFO'] == '/folder/page'
+    assert environ['wsgi.input_terminated'] is True
+    assert isinstance(environ['wsgi.file_wrapper'], type)
+    assert environ['wsgi.input'] is not minimal['wsgi.input']
+
+
+def test_an_app_is_called_with_the_environ_a_factory_makes():
+    seen = []
+
+    def app(environ, start_response):
+        seen.append(environ)
+        start_response('200 OK', [])
+        return [b'served']
+
+    assert inprocess.call_app(app, '/x', inprocess.modwsgi_environ) == (
+        '200 OK', b'served')
+    assert seen[0]['mod_wsgi.path_info'] == '/page'
+    assert inprocess.call_app(app, '/x') == ('200 OK', b'served')
+    assert 'mod_wsgi.path_info' not in seen[1]
