@@ -21,6 +21,7 @@ import logging
 import pstats
 import sys
 import time
+from wsgiref.util import FileWrapper
 
 from zope.pipeline.registry import PipelineRegistry
 
@@ -70,9 +71,8 @@ MODWSGI_KEYS = {
 
 
 def modwsgi_environ(path, method='GET'):
-    """``make_environ(path, method)`` with the keys mod_wsgi adds (a
-    ``wsgi.file_wrapper`` class among them), the Host header ab sends."""
-    from wsgiref.util import FileWrapper
+    """``make_environ(path, method)`` with the keys mod_wsgi adds, its
+    ``REQUEST_URI`` and a ``wsgi.file_wrapper`` class among them."""
     environ = make_environ(path, method)
     environ.update(MODWSGI_KEYS)
     environ['REQUEST_URI'] = path
@@ -204,8 +204,8 @@ class Bench:
         inner = [(stage.name, False) for stage in self.browser_chain().stages]
         return outer + inner
 
-    def request(self):
-        return call_app(self.full, self.path)
+    def request(self, environ_factory=make_environ):
+        return call_app(self.full, self.path, environ_factory)
 
     def variant_without(self, name):
         """(callable, note) for the pipeline without ``name``; callable is

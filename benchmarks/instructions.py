@@ -30,6 +30,7 @@ to 0.05 %.
 """
 
 import argparse
+import functools
 import logging
 import operator
 import os
@@ -103,11 +104,10 @@ def site_request(site_name, path, environ='minimal'):
     """A function serving ``path`` of a benchmark site (in memory)."""
     from benchmarks.inprocess import ENVIRONS
     from benchmarks.inprocess import Bench
-    from benchmarks.inprocess import call_app
     from benchmarks.sites import discover
     site = discover(site_name)
     bench = Bench(site.site_zcml, site.settings_for('sqlite'), path)
-    return lambda: call_app(bench.full, path, ENVIRONS[environ])
+    return functools.partial(bench.request, ENVIRONS[environ])
 
 
 def peer_request(peer_name, path, workdir, environ='minimal'):
