@@ -228,9 +228,9 @@ def test_no_corpus_response_shows_a_traceback_or_server_path(site):
                     if trace in response.body], case.id
 
 
-def test_no_response_sets_a_cookie_without_httponly_and_samesite(site):
-    """The sample logs in with HTTP basic auth and sets no cookie; any
-    cookie a response sets must be HttpOnly and SameSite."""
+def test_the_sample_site_sets_no_cookie(site):
+    """The sample logs in with HTTP basic auth: no page, form, error or
+    login sets a cookie (so no cookie can lack HttpOnly or SameSite)."""
     requests = [('GET', '/', ADMIN, b''), ('GET', '/folder/page', READER,
                                            b''),
                 ('GET', '/folder/page/@@edit', ANONYMOUS, b''),
@@ -246,6 +246,4 @@ def test_no_response_sets_a_cookie_without_httponly_and_samesite(site):
             headers, CONTENT_TYPE='application/x-www-form-urlencoded'))
         assert response.status_int < 600
         cookies.extend(response.header_values('Set-Cookie'))
-    for cookie in cookies:
-        attributes = cookie.lower()
-        assert 'httponly' in attributes and 'samesite' in attributes
+    assert cookies == []

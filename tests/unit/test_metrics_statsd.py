@@ -105,20 +105,38 @@ def test_the_socket_never_blocks_the_worker():
 
 
 def test_a_datagram_the_socket_cannot_take_is_dropped_not_waited_for():
+    """A full socket raises BlockingIOError: the flush goes on without
+    waiting, and what it dropped is not sent again with the next one."""
     class FullSocket:
+        def __init__(self):
+            self.offered = []
+
         def sendto(self, data, target):
+            self.offered.append(data)
             raise BlockingIOError('would block')
 
         def close(self):
             pass
+
+    class TakingSocket(FullSocket):
+        def sendto(self, data, target):
+            self.offered.append(data)
+
     collector = Collector(clock=FakeClock(1000))
     finished(collector, 1001, 1002, 'A')
     exporter = StatsdExporter('127.0.0.1:9')
     exporter.export(collector.advance(1003), collector)
     exporter.client._sock.close()
-    exporter.client._sock = FullSocket()
-    finished(collector, 1004, 1005, 'A')
-    exporter.export(collector.advance(1006), collector)  # nothing raised
+    full = exporter.client._sock = FullSocket()
+    finished(collector, 1004, 1005, 'Dropped')
+    exporter.export(collector.advance(1006), collector)
+    assert any(b'Dropped.requests:1|c' in data for data in full.offered)
+    taking = exporter.client._sock = TakingSocket()
+    finished(collector, 1007, 1008, 'Sent')
+    exporter.export(collector.advance(1009), collector)
+    sent = b'\n'.join(taking.offered)
+    assert b'Sent.requests:1|c' in sent
+    assert b'Dropped' not in sent
     exporter.close()
 
 
