@@ -57,6 +57,18 @@ def test_security_directive_chooses_for_the_request_types_it_names(
     assert '  security:      view-checked (pipeline:security at %s:4)\n' % (
         configure.path) in text
     assert '  made from:     pipeline:requestFactory at ' in text
+    # which views of the view-checked chain run on bare objects
+    trusted = ' '.join(text.split('  trusted views: ')[1].split(
+        '\n  made from')[0].split())
+    assert trusted.startswith(
+        'views providing zope.pipeline.interfaces.ITrustedView, '
+        'grokcore.view.interfaces.IGrokSecurityView, '
+        'grokcore.view.interfaces.IGrokView, grokcore.rest.interfaces.IREST '
+        'run on bare objects, their permission checked once when called; '
+        'every other view is made on the security-proxied context, stays '
+        'proxied and is checked as in the proxied chain')
+    assert 'trusted views' not in format_text(Publisher(registry).describe(),
+                                              'http')
 
 
 def test_security_directive_naming_an_unknown_request_type_fails(configure):
