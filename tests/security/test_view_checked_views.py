@@ -15,10 +15,11 @@ from zope.securitypolicy.interfaces import IPrincipalPermissionManager
 
 from zope.pipeline.sample.content import populate
 
-from tests.security.conftest import SITE_ZCML
 from tests.security.conftest import RawClient
 from tests.security.conftest import build_site
 from tests.security.conftest import site_settings
+from tests.security.test_method_views import basic
+from tests.security.test_security import SECURITY_ZCML
 
 MODELS = ('proxied', 'view-checked')
 SITE = '''<configure xmlns="http://namespaces.zope.org/zope"
@@ -66,7 +67,7 @@ def populate_with_denials(root):
 def site(request, clean_zope, tmp_path):
     """The sample site with the local denials, under each model."""
     zcml = tmp_path / 'site.zcml'
-    zcml.write_text(SITE % (SITE_ZCML, request.param))
+    zcml.write_text(SITE % (SECURITY_ZCML, request.param))
     settings = site_settings()
     settings['open_root']['populate'] = (
         'tests.security.test_view_checked_views.populate_with_denials')
@@ -129,3 +130,23 @@ def test_view_checked_trusted_view_gets_bare_objects(site):
     # view that says it is trusted bare, on bare content
     expected = 'True' if site.model == 'proxied' else 'False'
     assert response.text == 'proxied: %s' % expected
+
+
+def page_title(client):
+    text = client.request(path='/folder/page').text
+    return text.split('<title>', 1)[1].split('</title>', 1)[0]
+
+
+def test_view_checked_delete_method_view_is_checked_as_in_the_proxied_chain(
+        site):
+    before = page_title(site)
+    assert site.request('DELETE', '/folder/page').status_int == 401
+    assert site.request('DELETE', '/folder/page',
+                        headers=basic('reader', 'readerpw')).status_int == 403
+    # a method the view's checker does not name: nobody may call it
+    assert site.request('PATCH', '/folder/page',
+                        headers=basic('admin', 'admin')).status_int == 404
+    assert page_title(site) == before
+    response = site.request('DELETE', '/folder/page',
+                            headers=basic('admin', 'admin'))
+    assert (response.status_int, response.body) == (200, b'deleted')
