@@ -13,6 +13,7 @@ must be the proxied chain's.
 import pytest
 from zope.securitypolicy.interfaces import IPrincipalPermissionManager
 
+from zope.pipeline.sample.content import Page
 from zope.pipeline.sample.content import populate
 
 from tests.security.conftest import RawClient
@@ -54,8 +55,10 @@ ORIGIN = {'HTTP_ORIGIN': 'http://localhost',
 
 def populate_with_denials(root):
     """The sample content; ``/folder/about`` is denied to everybody
-    (zope.View), and commenting on ``/folder/page`` too."""
+    (zope.View), and commenting on ``/folder/page`` too; ``/folder/open``
+    is a page without denials."""
     populate(root)
+    root['folder']['open'] = Page('An open page', 'Comment here.')
     IPrincipalPermissionManager(root['folder']['about']) \
         .denyPermissionToPrincipal('zope.View', 'zope.Everybody')
     IPrincipalPermissionManager(root['folder']['page']) \
@@ -77,7 +80,9 @@ def site(request, clean_zope, tmp_path):
 
 
 def comments_of_page(client):
-    return client.request(path='/folder/page/@@index.html').text
+    response = client.request(path='/folder/page/@@index.html')
+    assert response.status_int == 200
+    return response.text
 
 
 def test_view_checked_listing_hides_denied_page_title(site):
@@ -106,6 +111,12 @@ def test_view_checked_anonymous_comment_on_denied_page_is_refused(site):
         headers=ORIGIN)
     assert response.status_int == 401
     assert 'planted' not in comments_of_page(site)
+    # on a page without the denial, the same form stores it
+    response = site.request(
+        'POST', '/folder/open/@@add-comment', body=b'text=allowed',
+        headers=ORIGIN)
+    assert response.status_int == 303
+    assert 'allowed' in site.request(path='/folder/open').text
 
 
 def test_view_checked_page_attribute_is_reached_through_the_view_proxy(
@@ -133,8 +144,9 @@ def test_view_checked_trusted_view_gets_bare_objects(site):
 
 
 def page_title(client):
-    text = client.request(path='/folder/page').text
-    return text.split('<title>', 1)[1].split('</title>', 1)[0]
+    response = client.request(path='/folder/page')
+    assert response.status_int == 200
+    return response.text.split('<title>', 1)[1].split('</title>', 1)[0]
 
 
 def test_view_checked_delete_method_view_is_checked_as_in_the_proxied_chain(
