@@ -288,6 +288,9 @@ def test_method_view_of_view_checked_chain(views):
     assert is_proxied(removeSecurityProxy(handler).__self__.context)
     handler = checked_method_handler(ProxyFactory(Content()), request)
     assert handler() == 'put'
-    # a view named after the method without the method
-    request = BrowserRequest(environ={'REQUEST_METHOD': 'page'})
+    # a view named after the method without the method; no view at all
+    provideAdapter(Page, (Content, IBrowserRequest), Interface, 'LOCK')
+    request = BrowserRequest(environ={'REQUEST_METHOD': 'LOCK'})
+    assert checked_method_handler(Content(), request) is None
+    request = BrowserRequest(environ={'REQUEST_METHOD': 'MOVE'})
     assert checked_method_handler(Content(), request) is None
