@@ -348,3 +348,59 @@ def test_the_documented_example_is_the_output(clean_zope, ini, capsys):
         example = page.read().split('```text\n')[1].split('```')[0]
     assert example.startswith('GET /folder/page/edit as zope.anybody')
     assert explain(capsys, ini, '/folder/page/edit') == example
+
+
+#: The sample site served view-checked, with a page that is a trusted
+#: view.
+VIEW_CHECKED_SITE = '''\
+<configure xmlns="http://namespaces.zope.org/zope"
+           xmlns:browser="http://namespaces.zope.org/browser"
+           xmlns:pipeline="http://namespaces.zope.org/pipeline">
+  <include file="%s" />
+  <pipeline:security model="view-checked" />
+  <browser:page for="zope.pipeline.sample.interfaces.IPage"
+                name="trusted-title"
+                class="tests.security.views.TrustedTitle"
+                permission="zope.Public" />
+</configure>
+'''
+
+
+@pytest.fixture
+def view_checked_ini(tmp_path):
+    site = tmp_path / 'view-checked.zcml'
+    site.write_text(VIEW_CHECKED_SITE % os.path.join(ROOT, 'etc',
+                                                     'site-dev.zcml'))
+    return deploy_ini(tmp_path, str(site))
+
+
+def test_view_checked_chain_says_which_views_are_trusted(
+        clean_zope, view_checked_ini, capsys):
+    text = explain(capsys, view_checked_ini, '/folder/page/trusted-title')
+    assert ('Trusted:       yes (ITrustedView, view-checked chain): runs '
+            'on bare objects;') in text
+    as_a_new_command()
+    data = explain_json(capsys, view_checked_ini,
+                        '/folder/page/trusted-title')
+    assert data['view']['trusted_as'] == \
+        'zope.pipeline.interfaces.ITrustedView'
+    as_a_new_command()
+    # a sample page (browser:page): proxied, as in the proxied chain;
+    # reached by name without @@ (the traverser explain makes looks the
+    # view up on the bare page: it is made again on the proxied one)
+    text = explain(capsys, view_checked_ini, '/folder/page/add-comment')
+    assert ' '.join(text.split('Trusted:')[1].split()).startswith(
+        'no (view-checked chain): made on the security-proxied context '
+        'and proxied itself, checked as in the proxied chain')
+    as_a_new_command()
+    data = explain_json(capsys, view_checked_ini, '/folder/page')
+    assert data['view']['trusted_as'] == ''
+    assert data['view']['class'] == 'zope.pipeline.sample.views.PageView'
+
+
+def test_proxied_chain_says_nothing_of_trusted_views(clean_zope, ini,
+                                                     capsys):
+    data = explain_json(capsys, ini, '/folder/page')
+    assert data['view']['trusted_as'] is None
+    as_a_new_command()
+    assert 'Trusted:' not in explain(capsys, ini, '/folder/page')

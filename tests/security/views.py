@@ -10,6 +10,8 @@ from zope.publisher.interfaces.http import IResult
 from zope.publisher.interfaces.xmlrpc import IXMLRPCView
 from zope.security.proxy import removeSecurityProxy
 
+from zope.pipeline.interfaces import ITrustedView
+
 
 class Explode:
     """Raise an error that names this file (a server path)."""
@@ -110,3 +112,24 @@ class ApplicationURL:
 
     def application_url(self):
         return self.request.getApplicationURL()
+
+
+class UntrustedTitle:
+    """A page that says whether its context is security proxied (a
+    ``browser:page`` that does not say it is trusted)."""
+
+    def __init__(self, context, request):
+        self.context = context
+        self.request = request
+
+    def __call__(self):
+        return 'proxied: %s' % (
+            removeSecurityProxy(self.context) is not self.context)
+
+    def title_of_context(self):
+        return self.context.title
+
+
+@implementer(ITrustedView)
+class TrustedTitle(UntrustedTitle):
+    """The same page, trusted by the view-checked model."""

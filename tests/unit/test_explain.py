@@ -83,7 +83,7 @@ def test_an_object_without_permission_is_explained_without_security():
     assert statuses == ['200 OK'] and body
     assert explanation.view == {'class': Thing.__module__ + '.Thing',
                                 'name': None, 'method': '__call__',
-                                'template': None}
+                                'template': None, 'trusted_as': None}
     assert explanation.security is None
     assert manager.isDoomed()
     manager.abort()
@@ -137,7 +137,7 @@ def test_plain_http_explains_the_view_named_after_its_method(clean_zope):
         manager.abort()
     assert explanation.view == {'class': PutView.__module__ + '.PutView',
                                 'name': None, 'method': 'PUT',
-                                'template': None}
+                                'template': None, 'trusted_as': None}
     assert explanation.security == {
         'permission': 'zope.Public', 'allowed': True,
         'principal_ids': ['someone'], 'grants': []}

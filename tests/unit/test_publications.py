@@ -189,6 +189,11 @@ def test_show_pipeline_names_the_publication_of_each_request_type(
     browser = data['request_types']['browser']['origin']
     assert browser == {
         'security': 'view-checked', 'security_chosen_at': None,
+        'trusted_views': [
+            'zope.pipeline.interfaces.ITrustedView',
+            'grokcore.view.interfaces.IGrokSecurityView',
+            'grokcore.view.interfaces.IGrokView',
+            'grokcore.rest.interfaces.IREST'],
         'publication': 'grokcore.view.publication.GrokBrowserPublication',
         'registered_by': 'publisher',
         'registered_at': '%s:%d' % (configure.path, line_of(
@@ -197,7 +202,8 @@ def test_show_pipeline_names_the_publication_of_each_request_type(
     assert ('  made from:     the publication grokcore.view.publication.'
             'GrokBrowserPublication (<publisher> at %s:' % configure.path
             ) in text
-    assert '  security:      view-checked\n' in text
+    assert '  security:      view-checked\n  trusted views: views ' \
+        'providing zope.pipeline.interfaces.ITrustedView,' in text
 
 
 # -- publications of applications

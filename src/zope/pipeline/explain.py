@@ -45,6 +45,7 @@ from zope.pipeline.introspect import dotted_name
 from zope.pipeline.publication import Publication
 from zope.pipeline.publisher import Publisher
 from zope.pipeline.scene import end_interaction
+from zope.pipeline.securitymodels import trusted_view_interfaces
 from zope.pipeline.stages.call import MethodCallStage
 from zope.pipeline.stages.call import method_handler
 from zope.pipeline.stages.call import method_not_allowed
@@ -237,6 +238,19 @@ def published_view(published):
                                         str):
         return owner, unproxied.__name__
     return unproxied, '__call__'
+
+
+def trusted_as(publishing, view):
+    """In a view-checked chain, the dotted name of the trusted-view
+    interface ``view`` provides (it runs on bare objects), or '' (an
+    untrusted view: proxied, checked as in the proxied chain); None in a
+    proxied chain."""
+    if not getattr(publishing, 'view_checked', False):
+        return None
+    for interface in trusted_view_interfaces():
+        if interface.providedBy(view):
+            return interface.__identifier__
+    return ''
 
 
 def permission_to_call(view, method):
@@ -464,7 +478,9 @@ def conclude(environ, start_response):
     view, method = published_view(published)
     explanation.view = {'class': dotted_name(view_class(view)),
                         'name': describe_object(view)['name'],
-                        'method': method, 'template': template_of(view)}
+                        'method': method, 'template': template_of(view),
+                        'trusted_as': trusted_as(explanation.publishing,
+                                                 view)}
     permission = permission_to_call(view, method)
     if permission is not None:
         explanation.security = explain_permission(
@@ -648,6 +664,17 @@ def _view_lines(view):
         return []
     lines = ['View:          %s, named %r (calls %s)' % (
         view['class'], view['name'], view['method'])]
+    trusted = view.get('trusted_as')
+    if trusted:
+        lines.append(_filled(
+            'Trusted:       ', 'yes (%s, view-checked chain): runs on bare '
+            'objects; its permission is checked once, when it is called'
+            % trusted.rsplit('.', 1)[-1]))
+    elif trusted is not None:
+        lines.append(_filled(
+            'Trusted:       ', 'no (view-checked chain): made on the '
+            'security-proxied context and proxied itself, checked as in '
+            'the proxied chain'))
     if view['template']:
         lines.append('Template:      %s' % view['template'])
     return lines

@@ -212,11 +212,13 @@ class ITraversalHook(Interface):
 class ITrustedView(Interface):
     """A view whose code is trusted by the view-checked security model.
 
-    Under a view-checked chain (zope.pipeline.securitymodels) traversal
-    hands it back without a security proxy and the call stage checks its
-    permission (the one its checker requires for ``__call__``) once; a
-    browser view that does not provide it (nor grokcore.view's
-    ``IGrokSecurityView``) stays proxied.
+    Under a view-checked chain (zope.pipeline.securitymodels) it is made
+    on the unproxied context, traversal hands it back without a security
+    proxy and the call stage checks its permission (the one its checker
+    requires for ``__call__``) once.  A view that provides neither it nor
+    another of ``securitymodels.TRUSTED_VIEW_INTERFACES`` is made on the
+    security-proxied context, stays proxied and is checked as in a
+    proxied chain.
     """
 
 

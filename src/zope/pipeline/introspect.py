@@ -1,11 +1,15 @@
 """What the publisher will do, per request type, as data and as text."""
 
 import json
+import textwrap
 
 from zope.pipeline.contract import Contract
 from zope.pipeline.ordering import where
 from zope.pipeline.publisher import passes_through
 from zope.pipeline.registry import UNKNOWN_PLACE
+from zope.pipeline.securitymodels import PROXIED
+from zope.pipeline.securitymodels import TRUSTED_VIEW_INTERFACES
+from zope.pipeline.securitymodels import VIEW_CHECKED
 
 
 def dotted_name(obj):
@@ -60,11 +64,18 @@ def describe_origin(registration):
     """What produced a request type and chose its security model: the
     ``<publisher>`` registration of a publication, or the
     ``pipeline:requestFactory`` one (``registered_at``), and the
-    ``pipeline:security`` directive that chose its model, if one did."""
+    ``pipeline:security`` directive that chose its model, if one did;
+    for a view-checked one, the interfaces of the views it trusts
+    (``securitymodels.TRUSTED_VIEW_INTERFACES``: they run on bare
+    objects, every other view stays proxied)."""
     chosen_at = getattr(registration, 'security_chosen_at', None)
     publication = getattr(registration, 'publication', None)
+    security = getattr(registration, 'security', PROXIED)
     return {
-        'security': getattr(registration, 'security', 'proxied'),
+        'security': security,
+        'trusted_views': (['%s.%s' % names
+                           for names in TRUSTED_VIEW_INTERFACES]
+                          if security == VIEW_CHECKED else []),
         'security_chosen_at': (where(chosen_at) if chosen_at is not None
                                else None),
         'publication': publication,
@@ -149,6 +160,18 @@ def _factory_lines(factory):
             factory['priority'], factory['registered_at'])]
 
 
+#: The width the text of a stage's description is filled to.
+TEXT_WIDTH = 79
+
+
+def _filled(label, text):
+    """``label`` then ``text`` filled to ``TEXT_WIDTH``, its lines after
+    the first indented as far as the label."""
+    return textwrap.fill(text, TEXT_WIDTH, initial_indent=label,
+                         subsequent_indent=' ' * len(label),
+                         break_on_hyphens=False, break_long_words=False)
+
+
 def _origin_lines(origin):
     if origin['publication']:
         made = '  made from:     the publication %s (<publisher> at %s)' % (
@@ -160,7 +183,15 @@ def _origin_lines(origin):
     if origin['security_chosen_at']:
         security += ' (pipeline:security at %s)' % (
             origin['security_chosen_at'])
-    return [made, security]
+    lines = [made, security]
+    if origin.get('trusted_views'):
+        lines.append(_filled(
+            '  trusted views: ', 'views providing %s run on bare objects, '
+            'their permission checked once when called; every other view '
+            'is made on the security-proxied context, stays proxied and '
+            'is checked as in the proxied chain' % ', '.join(
+                origin['trusted_views'])))
+    return lines
 
 
 def _stage_lines(number, stage):

@@ -14,9 +14,12 @@ steps the stages perform (``beforeTraversal``, ``afterTraversal``,
 ``afterCall``, ``endRequest``) do nothing when called again, and
 ``handleException`` re-raises, for the handle_error stage to render.
 ``ViewCheckedPublication`` is the same for a chain of the view-checked
-security model (``zope.pipeline.securitymodels``): the root, the objects
-traversal reaches and the default views come back without a security
-proxy, as grokcore.view's ``ZopePublicationSansProxy`` gave them.
+security model (``zope.pipeline.securitymodels``): the root and the
+content traversal reaches come back without a security proxy, as
+grokcore.view's ``ZopePublicationSansProxy`` gave them, and so do the
+trusted views (made on bare objects, their default published bare);
+every other view is made on the proxied context and proxied, and
+everything reached through it stays proxied, as in the proxied chain.
 zope.app.publication is not imported.
 """
 
@@ -25,11 +28,18 @@ from zope.interface import implementer
 from zope.publisher.interfaces import IPublication
 from zope.publisher.publish import mapply
 from zope.security.checker import ProxyFactory
+from zope.security.proxy import Proxy
 from zope.security.proxy import removeSecurityProxy
 from zope.traversing.interfaces import IEtcNamespace
 
 from zope.pipeline import environ as keys
 from zope.pipeline.securitymodels import bare_unless_untrusted_view
+from zope.pipeline.securitymodels import in_untrusted_view
+from zope.pipeline.securitymodels import make_view
+from zope.pipeline.securitymodels import on_proxied_context
+from zope.pipeline.securitymodels import query_view
+from zope.pipeline.securitymodels import remake_untrusted_view
+from zope.pipeline.securitymodels import untrusted_view_of
 from zope.pipeline.traversers import Traversal
 
 #: The classic publication's name of the root application.
@@ -93,25 +103,55 @@ class Publication(Traversal):
 
 
 class ViewCheckedPublication(Publication):
-    """``request.publication`` of a view-checked chain: what it hands back
-    is not proxied, except the browser views that ``trusted_views`` do not
-    mark (``securitymodels.bare_unless_untrusted_view``); the call stage
-    checks the published object's permission."""
+    """``request.publication`` of a view-checked chain
+    (``zope.pipeline.securitymodels``): content comes back unproxied,
+    trusted views are made on it unproxied; a view that ``trusted_views``
+    do not mark is made on the proxied context and proxied, and what is
+    reached through it stays proxied; the call stage checks the
+    permission of an unproxied published object."""
 
-    __slots__ = ('trusted_views',)
-
-    bare_defaults = True
+    __slots__ = ('trusted_views', 'bare_views')
 
     def __init__(self, hooks, environ, context_key,
-                 xmlrpc_attributes=frozenset(), trusted_views=()):
+                 xmlrpc_attributes=frozenset(), trusted_views=(),
+                 bare_views=()):
         super().__init__(hooks, environ, context_key, xmlrpc_attributes)
+        #: The interfaces of trusted views (made on bare objects).
         self.trusted_views = trusted_views
+        #: Those of the trusted browser views handed back unproxied.
+        self.bare_views = bare_views
 
-    def wrap(self, found):
-        return bare_unless_untrusted_view(found, self.trusted_views)
+    def query_view(self, request, ob, name):
+        if type(ob) is Proxy:
+            return super().query_view(request, ob, name)
+        return query_view(ob, request, name, self.trusted_views)
 
-    def wrap_default(self, found):
+    def make_view(self, factory, ob, request):
+        if type(ob) is Proxy:
+            return factory(ob, request)
+        return make_view(factory, ob, request, self.trusted_views)
+
+    def wrap(self, request, ob, name, found):
+        trusted = self.trusted_views
+        if in_untrusted_view(ob, trusted):
+            return ProxyFactory(found)
+        bare = removeSecurityProxy(found)
+        if untrusted_view_of(request, bare, trusted):
+            if on_proxied_context(bare):
+                return ProxyFactory(found)
+            return remake_untrusted_view(
+                found, request, (name, getattr(bare, '__name__', None)),
+                trusted)
+        return bare_unless_untrusted_view(found, self.bare_views)
+
+    def wrap_default(self, request, ob, found):
         return found
+
+    def published_default(self, request, ob, found):
+        found = self.wrap(request, ob, None, found)
+        if in_untrusted_view(found, self.trusted_views):
+            return found
+        return removeSecurityProxy(found)
 
     def getApplication(self, request):
         return removeSecurityProxy(self.bare_application(request))

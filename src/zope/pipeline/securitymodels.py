@@ -5,16 +5,33 @@
 reaches in a security proxy, so every attribute a view, a template or a
 traverser touches is checked against the checker of its class.
 
-**view-checked** (Grok's publications, Pyramid): traversal hands back the
-objects themselves; the object published is checked once, when the call
-stage calls it: the permission its checker requires for ``__call__`` (the
-view's permission).  The code behind the view is trusted.  A view that does
-not say it is checked this way (``TRUSTED_VIEW_INTERFACES``: zope.pipeline's
-``ITrustedView``, grokcore.view's ``IGrokSecurityView``) stays proxied, as
-Grok's ``ZopePublicationSansProxy`` leaves it: ``browser:page`` views and
-their templates were written for proxied content.  Both models refuse an
-anonymous request to a protected view with 401 and an authenticated one
-without the permission with 403.
+**view-checked** (Grok's publications, Pyramid): the code of a *trusted*
+view runs on the objects themselves; every other view runs exactly as in
+the proxied chain.  Precisely:
+
+- A view is trusted when it provides one of ``TRUSTED_VIEW_INTERFACES``
+  (zope.pipeline's ``ITrustedView``; grokcore.view's
+  ``IGrokSecurityView`` and ``IGrokView``, grokcore.rest's ``IREST``:
+  Grok's views, which Grok's publication runs on bare objects).  It is
+  made on the unproxied context, its default (its page method) is
+  published unproxied, and the call stage checks the permission its
+  checker requires for calling it once (``check_view_permission``).
+- Any other view (``browser:page``, ``<view>``, an ``<adapter>`` looked
+  up by name for the object and the request) is made on the
+  security-proxied context, is itself proxied, and so is everything
+  reached through it (its default method, a ``browser:page``'s
+  ``attribute``, what it traverses to): it is called through its
+  checker and every attribute it or its template reads is checked, as
+  in the proxied chain.  The request is the same in both models.
+- Traversal between views hands back the content objects themselves:
+  traversers (``IPublishTraverse`` adapters) and namespaces run on bare
+  objects.  A view that a traverser made itself on a bare object and
+  that is not trusted is made again, by its name, on the proxied
+  context; one that cannot be made again is refused (``Forbidden``).
+
+Both models refuse an anonymous request to a protected view with 401 and
+an authenticated one without the permission with 403; for an untrusted
+view they give the same answer.
 
 The model is chosen per request type (``pipeline:requestFactory``'s
 ``security``, ``pipeline:security``, or the publication a ``<publisher>``
@@ -25,12 +42,21 @@ traverse and call stages of its chain when it is built.
 import sys
 from types import MethodType
 
+from zope.component import getSiteManager
+from zope.component import queryMultiAdapter
 from zope.configuration.exceptions import ConfigurationError
+from zope.interface import Interface
+from zope.interface import implementedBy
+from zope.interface import providedBy
 from zope.publisher.interfaces.browser import IBrowserView
 from zope.security.checker import ProxyFactory
 from zope.security.checker import selectChecker
+from zope.security.interfaces import Forbidden
+from zope.security.proxy import Proxy
 from zope.security.proxy import removeSecurityProxy
 
+from zope.pipeline.components import interfaces_of
+from zope.pipeline.components import lookup_registry
 from zope.pipeline.ordering import where
 
 PROXIED = 'proxied'
@@ -38,12 +64,23 @@ VIEW_CHECKED = 'view-checked'
 SECURITY_MODELS = (PROXIED, VIEW_CHECKED)
 
 #: (module, name) of the interfaces whose views the view-checked model
-#: trusts bare.  An interface whose module is not loaded is provided by
-#: no view, so it is skipped (zope.pipeline imports no framework).
+#: trusts: made on bare objects, published bare.  An interface whose
+#: module is not loaded is provided by no view, so it is skipped
+#: (zope.pipeline imports no framework).
 TRUSTED_VIEW_INTERFACES = (
     ('zope.pipeline.interfaces', 'ITrustedView'),
     ('grokcore.view.interfaces', 'IGrokSecurityView'),
+    ('grokcore.view.interfaces', 'IGrokView'),
+    ('grokcore.rest.interfaces', 'IREST'),
 )
+#: Of those, the ones whose browser views traversal hands back without
+#: their proxy (grokcore.view's rule); another trusted browser view (a
+#: ``grok.View``) stays proxied until its default is published, as
+#: Grok's ``ZopePublicationSansProxy`` leaves it.
+BARE_VIEW_INTERFACES = TRUSTED_VIEW_INTERFACES[:2]
+#: How many factories a view factory may wrap (``protectedFactory``,
+#: trusted adapter factories: their ``factory``) to be looked into.
+MAX_FACTORY_WRAPPERS = 8
 
 
 def check_security_model(model, info=None, what='security'):
@@ -56,10 +93,12 @@ def check_security_model(model, info=None, what='security'):
         % (what, model, where(info), ', '.join(SECURITY_MODELS)))
 
 
-def trusted_view_interfaces():
-    """The interfaces of ``TRUSTED_VIEW_INTERFACES`` that are loaded."""
+def trusted_view_interfaces(names=None):
+    """The interfaces of ``names`` ((module, name) pairs, by default
+    ``TRUSTED_VIEW_INTERFACES``) that are loaded."""
     found = []
-    for module_name, name in TRUSTED_VIEW_INTERFACES:
+    for module_name, name in (TRUSTED_VIEW_INTERFACES if names is None
+                              else names):
         module = sys.modules.get(module_name)
         interface = getattr(module, name, None)
         if interface is not None:
@@ -67,13 +106,120 @@ def trusted_view_interfaces():
     return tuple(found)
 
 
-def bare_unless_untrusted_view(found, trusted):
-    """What view-checked traversal hands back for ``found``: the object
-    itself, unless it is a browser view none of ``trusted`` marks (then
-    security proxied, as ``ZopePublicationSansProxy.traverseName``)."""
+def is_trusted(view, trusted):
+    """Whether ``view`` (unproxied) provides one of ``trusted``."""
+    for interface in trusted:
+        if interface.providedBy(view):
+            return True
+    return False
+
+
+def trusted_factory(factory, trusted):
+    """Whether the views ``factory`` makes are trusted: it, or the factory
+    it wraps (``protectedFactory`` and zope.component's trusted adapter
+    factories keep theirs as ``factory``), implements one of
+    ``trusted``."""
+    for _ in range(MAX_FACTORY_WRAPPERS):
+        try:
+            spec = implementedBy(factory)
+        except TypeError:  # not a class nor a function
+            spec = None
+        if spec is not None:
+            for interface in trusted:
+                if spec.isOrExtends(interface):
+                    return True
+        factory = getattr(factory, 'factory', None)
+        if factory is None:
+            return False
+    return False
+
+
+def make_view(factory, ob, request, trusted):
+    """The view ``factory`` makes for the unproxied ``ob`` in a
+    view-checked chain: made on ``ob`` itself when trusted; otherwise on
+    the security-proxied ``ob``, and proxied, as the proxied chain makes
+    it.  A factory that does not say what it makes (a function) is asked
+    with the proxied ``ob``; a trusted view it made is made again on
+    ``ob``.  None when the factory makes none."""
+    if trusted_factory(factory, trusted):
+        return factory(ob, request)
+    view = factory(ProxyFactory(ob), request)
+    if view is None:
+        return None
+    if is_trusted(removeSecurityProxy(view), trusted):
+        return factory(ob, request)
+    return ProxyFactory(view)
+
+
+def query_view(ob, request, name, trusted):
+    """``queryMultiAdapter((ob, request), name=name)`` in a view-checked
+    chain for the unproxied ``ob`` (``make_view``): its factory looked up
+    first in the current site's registry, or, for a registry that is not
+    zope.interface's own, asked with the proxied ``ob``."""
+    adapters = lookup_registry(getSiteManager())
+    if adapters is None:
+        def factory(context, request):
+            return queryMultiAdapter((context, request), Interface, name)
+    else:
+        factory = adapters.lookup(
+            (providedBy(ob), interfaces_of(request)), Interface, name)
+        if factory is None:
+            return None
+    return make_view(factory, ob, request, trusted)
+
+
+def in_untrusted_view(ob, trusted):
+    """Whether ``ob``, an object a view-checked traversal reached, is
+    security proxied and not a trusted view: an untrusted view, or an
+    object reached through one (everything from there on is proxied)."""
+    return type(ob) is Proxy and not is_trusted(removeSecurityProxy(ob),
+                                                trusted)
+
+
+def untrusted_view_of(request, bare, trusted):
+    """Whether ``bare`` (unproxied) is a view of ``request`` (it has the
+    request and a context) that none of ``trusted`` marks."""
+    if removeSecurityProxy(getattr(bare, 'request', None)) is not request \
+            or getattr(bare, 'context', None) is None:
+        return False
+    return not is_trusted(bare, trusted)
+
+
+def on_proxied_context(view):
+    """Whether the context of ``view`` (unproxied) is security proxied, or
+    of a type that is never proxied."""
+    context = view.context
+    return type(context) is Proxy or ProxyFactory(context) is context
+
+
+def remake_untrusted_view(found, request, names, trusted):
+    """``found``, a view that is not trusted made on an unproxied context
+    (by a traverser of the application's, for instance), made again on
+    its proxied context: the view of the first of ``names`` (the name it was
+    traversed by, then its ``__name__``) whose class is its own; a view
+    that cannot be made again is refused (``Forbidden``)."""
+    bare = removeSecurityProxy(found)
+    for name in names:
+        if isinstance(name, str):
+            view = query_view(bare.context, request, name, trusted)
+            if view is not None and \
+                    type(removeSecurityProxy(view)) is type(bare):
+                return view
+    raise Forbidden(
+        'A view that is not trusted (%s.%s) was made on an object without '
+        'its security proxy and cannot be made again on the proxied one; '
+        'register it for the view name it is traversed by, or make it an '
+        'ITrustedView.' % (type(bare).__module__, type(bare).__qualname__))
+
+
+def bare_unless_untrusted_view(found, bare_views):
+    """What view-checked traversal hands back for ``found`` (not an
+    untrusted view): the object itself, unless it is a browser view none
+    of ``bare_views`` marks (then security proxied, as
+    ``ZopePublicationSansProxy.traverseName``)."""
     bare = removeSecurityProxy(found)
     if IBrowserView.providedBy(bare):
-        for interface in trusted:
+        for interface in bare_views:
             if interface.providedBy(bare):
                 return bare
         return ProxyFactory(found)

@@ -16,7 +16,6 @@ interface given to an instance or a replaced method is seen at once).
 from types import FunctionType
 
 from zope.component import getSiteManager
-from zope.component import queryMultiAdapter
 from zope.component.hooks import getSiteManager as hooked_site_manager
 from zope.component.hooks import siteinfo
 from zope.component.security import protectedFactory
@@ -198,10 +197,11 @@ class Traversal:
     answers its three questions: run the hooks for an object, find the next
     object, name the default view.  Every object it hands back is security
     proxied (``wrap``; the view-checked model's subclass,
-    ``zope.pipeline.publication.ViewCheckedPublication``, hands back the
-    objects themselves).  zope.publisher restarts its loop for default
-    views and ``:method`` suffixes, offering the object it stopped at a
-    second time: hooks run once per object reached all the same.
+    ``zope.pipeline.publication.ViewCheckedPublication``, hands back
+    content and trusted views unproxied).  zope.publisher restarts its
+    loop for default views and ``:method`` suffixes, offering the object
+    it stopped at a second time: hooks run once per object reached all
+    the same.
     """
 
     __slots__ = ('hooks', 'environ', 'context_key', 'last_hooked',
@@ -212,9 +212,6 @@ class Traversal:
     #: (``publish_inline``, ``browser_default``); ``zope-pipeline
     #: explain``, which names each traverser, makes them.
     inline_steps = True
-    #: Whether the default views are handed back without their proxy
-    #: (the view-checked model).
-    bare_defaults = False
 
     def __init__(self, hooks, environ, context_key,
                  xmlrpc_attributes=frozenset()):
@@ -323,11 +320,12 @@ class Traversal:
         if self.inline_steps:
             found = self.publish_inline(request, ob, name_in_namespace)
             if found is not NOT_INLINED:
-                return self.wrap(found)
+                return self.wrap(request, ob, name_in_namespace, found)
         traverser = self.publish_traverser(request, ob)
         if traverser is None:
             raise NotFound(ob, name, request)
-        return self.wrap(traverser.publishTraverse(request,
+        return self.wrap(request, ob, name_in_namespace,
+                         traverser.publishTraverse(request,
                                                    name_in_namespace))
 
     def site_lookup(self, request, ob):
@@ -372,7 +370,7 @@ class Traversal:
             try:
                 return ob[name]
             except KeyError:
-                view = queryMultiAdapter((ob, request), name=name)
+                view = self.query_view(request, ob, name)
                 if view is not None:
                     return view
             raise NotFound(ob, name, request)
@@ -382,13 +380,13 @@ class Traversal:
                 return NOT_INLINED
             found = ob.get(name, None)
             if found is None:
-                found = queryMultiAdapter((ob, request), name=name)
+                found = self.query_view(request, ob, name)
                 if found is None:
                     raise NotFound(ob, name, request)
             return found
         if cls is ViewTraverser and cls.__init__ is VIEW_INIT and \
                 cls.publishTraverse is VIEW_PUBLISH_TRAVERSE:
-            view = query_multi_adapter((ob, request), Interface, name)
+            view = self.query_view(request, ob, name)
             if view is None:
                 raise NotFound(ob, name, request)
             return view
@@ -430,13 +428,28 @@ class Traversal:
             return ob
         return query_multi_adapter((ob, request), IPublishTraverse)
 
-    def wrap(self, found):
-        """What traversal hands back for the object it found."""
+    def query_view(self, request, ob, name):
+        """The view of ``ob`` named ``name`` for ``request``, or None
+        (the inlined traversers' and ``@@``'s lookups)."""
+        return query_multi_adapter((ob, request), Interface, name)
+
+    def make_view(self, factory, ob, request):
+        """The view ``factory``, looked up for ``(ob, request)``, makes."""
+        return factory(ob, request)
+
+    def wrap(self, request, ob, name, found):
+        """What traversal hands back for the object it found from ``ob``
+        by ``name`` (None for a default)."""
         return ProxyFactory(found)
 
-    def wrap_default(self, found):
+    def wrap_default(self, request, ob, found):
         """What traversal hands back for the default an adapter named."""
         return ProxyFactory(found)
+
+    def published_default(self, request, ob, found):
+        """What traversal hands back for the default of ``ob`` (``ob``
+        itself when it has none)."""
+        return found
 
     def traverse_namespace(self, request, ob, name, namespace, name_in_it):
         """``++namespace++name`` and ``@@name``; private attributes never;
@@ -456,7 +469,7 @@ class Traversal:
         except ValueError:
             raise BadRequest('The ++%s++ segment of the path cannot be '
                              'applied here.' % namespace) from None
-        return self.wrap(found)
+        return self.wrap(request, ob, name_in_it, found)
 
     def lookup_namespace(self, request, ob, namespace, name):
         """``namespace_lookup(namespace, name, ob, request)``; an ``@@``
@@ -468,11 +481,13 @@ class Traversal:
                     VIEW_NAMESPACE_INIT and adapters.lookup(
                         specs, ITraversable, 'view') is ViewNamespace:
                 factory = adapters.lookup(specs, Interface, name)
-                found = None if factory is None else factory(ob, request)
+                found = None if factory is None else self.make_view(
+                    factory, ob, request)
                 if found is None:
                     raise LocationError(ob, name)
                 return found
-        return namespace_lookup(namespace, name, ob, request)
+        return namespace_lookup(namespace, name, ob, request,
+                                self.query_view)
 
     def use_vh_directive(self, directive):
         """Apply ``++vh++directive`` only if virtual_host checked it in
@@ -513,30 +528,35 @@ class Traversal:
                 default = (None if adapter is None
                            else adapter.browserDefault(request))
             if default is None:
-                return (removeSecurityProxy(ob) if self.bare_defaults
-                        else ob), None
+                return self.published_default(request, ob, ob), None
             found, path = default
-            found = self.wrap_default(found)
+            found = self.wrap_default(request, ob, found)
         if request.method == 'HEAD':
             found = get_instead_of_head(ob, found)
         self.default_names.extend(path or ())
-        if self.bare_defaults:
-            found = removeSecurityProxy(found)
-        return found, path
+        return self.published_default(request, ob, found), path
 
 
-def namespace_lookup(namespace, name, ob, request):
+def query_view(ob, request, name):
+    """``queryMultiAdapter((ob, request), name=name)``, or None."""
+    return query_multi_adapter((ob, request), Interface, name)
+
+
+def namespace_lookup(namespace, name, ob, request, view_lookup=None):
     """zope.traversing's ``namespaceLookup(namespace, name, ob, request)``
     with its multi-adapters looked up by ``query_multi_adapter``: the
     namespace's traverser and, for zope.traversing's own ``@@`` traverser,
-    the view it looks up."""
+    the view it looks up (with ``view_lookup(request, ob, name)`` when
+    given: the traversal's)."""
     traverser = query_multi_adapter((ob, request), ITraversable, namespace)
     if traverser is None:
         raise LocationError(ob, '++%s++%s' % (namespace, name))
     if type(traverser) is not ViewNamespace:
         return traverser.traverse(name, ())
-    found = query_multi_adapter((traverser.context, traverser.request),
-                                Interface, name)
+    if view_lookup is None:
+        found = query_view(traverser.context, traverser.request, name)
+    else:
+        found = view_lookup(traverser.request, traverser.context, name)
     if found is None:
         raise LocationError(traverser.context, name)
     return found

@@ -44,7 +44,8 @@ class SecretPage(BrowserView):
 
 
 class UntrustedPage(BrowserView):
-    """Protected, and not trusted: it stays proxied."""
+    """Protected, and not trusted: made on the proxied mammoth, whose
+    ``name`` it may not read."""
 
     def __call__(self):
         return 'Untrusted page of %s' % self.context.name

@@ -20,13 +20,18 @@ left to them, so the pipeline's configuration decides it.  HEAD gets the
 headers of GET (Content-Length included) and no body.
 
 In a chain of the view-checked security model (``zope.pipeline.
-securitymodels``, fixed when the chain is built) traversal proxies
-nothing: the published object's permission (the one its checker requires
-for ``__call__``) is checked before it is called, and a plain HTTP method
-view is looked up, checked and called bare, as grokcore's publications
-did (``ZopePublicationSansProxy.callObject``, ``GrokHTTPPublication``).
+securitymodels``, fixed when the chain is built) traversal proxies only
+the views that are not trusted: an unproxied published object's
+permission (the one its checker requires for ``__call__``) is checked
+before it is called, as grokcore's publications did
+(``ZopePublicationSansProxy.callObject``), and a proxied one is called
+through its checker, as in the proxied chain.  A plain HTTP method view
+that is trusted is made, checked and called bare (``GrokHTTPPublication``);
+one that is not is made on the proxied object and its method taken from
+the proxied view, as in the proxied chain.
 """
 
+import functools
 import io
 import re
 
@@ -37,6 +42,7 @@ from zope.publisher.http import DirectResult
 from zope.publisher.interfaces.http import MethodNotAllowed
 from zope.publisher.publish import mapply
 from zope.security.checker import ProxyFactory
+from zope.security.proxy import Proxy
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
@@ -47,6 +53,8 @@ from zope.pipeline.scene import Scene
 from zope.pipeline.scene import StreamInScene
 from zope.pipeline.securitymodels import VIEW_CHECKED
 from zope.pipeline.securitymodels import check_view_permission
+from zope.pipeline.securitymodels import query_view
+from zope.pipeline.securitymodels import trusted_view_interfaces
 
 #: Bytes per block when a file result is streamed without a file wrapper.
 FILE_BLOCK_SIZE = 1 << 16
@@ -226,7 +234,7 @@ class CallStage:
     def __call__(self, environ, start_response):
         ob = environ[keys.PUBLISHED]
         environ[keys.VIEW_NAME] = view_name(ob)
-        if self.view_checked:
+        if self.view_checked and type(ob) is not Proxy:
             check_view_permission(ob)
         return publish(environ, start_response, environ[keys.REQUEST_KEY],
                        ob, self.filters)
@@ -243,12 +251,21 @@ def method_handler(ob, request):
     return getattr(ProxyFactory(view), method)
 
 
-def checked_method_handler(ob, request):
-    """The method of the view named after the request method, taken from
-    the view itself once the view's permission is checked (view-checked
-    chains); None when there is no such method."""
+def checked_method_handler(ob, request, trusted=()):
+    """The method of the view named after the request method in a
+    view-checked chain: a trusted view (one of ``trusted``) is made on
+    ``ob`` itself and its method taken from it once the view's permission
+    is checked; any other is made on the proxied ``ob`` and its method
+    taken from the proxied view (``method_handler``).  None when there
+    is no such method."""
+    if type(ob) is Proxy:
+        return method_handler(ob, request)
     method = request.method
-    view = queryMultiAdapter((ob, request), name=method)
+    view = query_view(ob, request, method, trusted)
+    if type(view) is Proxy:
+        if not hasattr(removeSecurityProxy(view), method):
+            return None
+        return getattr(view, method)
     check_view_permission(view)
     return getattr(view, method, None)
 
@@ -267,8 +284,10 @@ class MethodCallStage(CallStage):
 
     def __init__(self, next_app, build=None):
         super().__init__(next_app, build)
-        self.handler_of = (checked_method_handler if self.view_checked
-                           else method_handler)
+        self.handler_of = (
+            functools.partial(checked_method_handler,
+                              trusted=trusted_view_interfaces())
+            if self.view_checked else method_handler)
         error_class = (build.method_not_allowed if build is not None
                        else None)
         self.not_allowed = (method_not_allowed if error_class is None

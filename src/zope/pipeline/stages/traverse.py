@@ -24,8 +24,10 @@ has emptied the list).
 
 The chain's security model (``zope.pipeline.securitymodels``), fixed when
 the chain is built, decides what traversal hands back: security proxies
-(``proxied``), or the objects themselves (``view-checked``: the call stage
-checks the published view's permission).  In a view-checked chain, errors
+(``proxied``), or the content and the trusted views themselves
+(``view-checked``: the call stage checks the published view's permission;
+every other view is made on the proxied context and stays proxied, as in
+the proxied chain).  In a view-checked chain, errors
 raised after traversal are located at the published object, as the
 classic publisher located them (``ZopePublication.handleException``: a
 published method at its object, proxied): the last object traversal
@@ -49,6 +51,7 @@ from zope.pipeline import environ as keys
 from zope.pipeline import paths
 from zope.pipeline.publication import Publication
 from zope.pipeline.publication import ViewCheckedPublication
+from zope.pipeline.securitymodels import BARE_VIEW_INTERFACES
 from zope.pipeline.securitymodels import VIEW_CHECKED
 from zope.pipeline.securitymodels import trusted_view_interfaces
 from zope.pipeline.traversers import parse_attribute_names
@@ -113,8 +116,9 @@ def publication_factory(build):
     when the chain is built)."""
     if build is None or build.security != VIEW_CHECKED:
         return Publication
-    return functools.partial(ViewCheckedPublication,
-                             trusted_views=trusted_view_interfaces())
+    return functools.partial(
+        ViewCheckedPublication, trusted_views=trusted_view_interfaces(),
+        bare_views=trusted_view_interfaces(BARE_VIEW_INTERFACES))
 
 
 class TraverseStage:
