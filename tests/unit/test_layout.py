@@ -134,12 +134,34 @@ def test_a_storage_tree_is_made_private(tmp_path):
 
 
 def test_a_file_of_another_user_is_left_alone(tmp_path, monkeypatch):
-    path = tmp_path / 'theirs'
+    path = tmp_path / 'data' / 'theirs'
+    path.parent.mkdir(mode=0o755)
     path.write_text('')
     os.chmod(path, 0o644)
     monkeypatch.setattr(os, 'geteuid', lambda: os.stat(path).st_uid + 1)
-    layout.make_private(str(path), None)
+    layout.make_private_tree(str(path.parent), None)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o755
+
+
+def test_a_file_replaced_while_the_tree_is_walked_is_left_alone(
+        tmp_path, monkeypatch):
+    """Between the listing and the open, the file became another one (or
+    a link): whatever is there now is not the file listed."""
+    data = tmp_path / 'data'
+    data.mkdir()
+    (data / 'file').write_text('')
+    (data / 'other').write_text('')
+    os.chmod(data / 'other', 0o644)
+    real_open = os.open
+
+    def swapping_open(name, flags, *args, **kwargs):
+        if name == 'file':
+            os.replace(data / 'other', data / 'file')
+        return real_open(name, flags, *args, **kwargs)
+    monkeypatch.setattr(os, 'open', swapping_open)
+    layout.make_private_tree(str(data), None)
+    assert stat.S_IMODE(os.stat(data / 'file').st_mode) == 0o644
 
 
 def test_links_in_place_of_the_site_files_are_refused(tmp_path):

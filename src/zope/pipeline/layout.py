@@ -192,9 +192,17 @@ def refuse_storage_holding(directories, paths, daemon):
 
 def make_private_tree(directory, daemon=None):
     """Create ``directory`` if needed; its directories mode 0700, its
-    files 0600, and the daemon user's (run as root).  Never through a
-    symbolic link: a link (the directory, or in it) is refused or left
-    alone."""
+    files 0600, and the daemon user's (run as root).
+
+    The daemon user can change the tree while root walks it (swap a
+    directory for a symbolic link, link in a file of root's), so nothing
+    is done by path: the walk goes from descriptor to descriptor
+    (``os.fwalk``, which enters a directory only when the descriptor it
+    opened is the entry it listed), each file is opened relative to its
+    directory's descriptor without following a link and checked to be
+    the entry listed, and is changed through its own descriptor.  A link
+    is left alone; so is a file of another user with more than one name
+    (a hard link the daemon user may have made to any file)."""
     from zope.pipeline.privatefiles import UnsafePathError
     from zope.pipeline.privatefiles import refuse_link
     try:
@@ -202,22 +210,57 @@ def make_private_tree(directory, daemon=None):
     except UnsafePathError as error:
         raise SystemExit(str(error)) from None
     os.makedirs(directory, mode=0o700, exist_ok=True)
-    make_private(directory, daemon)
-    for parent, directories, files in os.walk(directory):
-        for entry in directories + files:
-            make_private(os.path.join(parent, entry), daemon)
+    for parent, _directories, files, directory_fd in os.fwalk(
+            directory, follow_symlinks=False):
+        make_private(directory_fd, daemon)
+        for name in files:
+            private_file(parent, name, directory_fd, daemon)
 
 
-def make_private(path, daemon):
-    """One entry of a private tree (a link is left alone)."""
-    info = os.lstat(path)
-    if stat.S_ISLNK(info.st_mode):
-        return
+#: How a file of a private tree is opened: never through a link, never
+#: blocking (a FIFO), never as a terminal.
+PRIVATE_FILE_FLAGS = (os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK |
+                      os.O_NOCTTY | os.O_CLOEXEC)
+
+
+def private_file(parent, name, directory_fd, daemon):
+    """One file of a private tree, ``name`` in the directory ``parent``
+    open as ``directory_fd``: only a regular file, still the one
+    listed."""
+    try:
+        listed = os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
+        if not stat.S_ISREG(listed.st_mode):
+            return
+        descriptor = os.open(name, PRIVATE_FILE_FLAGS, dir_fd=directory_fd)
+    except OSError:
+        return  # gone, or replaced by a link: nothing to do
+    try:
+        info = os.fstat(descriptor)
+        if not os.path.samestat(listed, info):
+            return
+        owner = daemon.uid if daemon is not None else os.geteuid()
+        if info.st_nlink > 1 and info.st_uid != owner:
+            print('%s has %d names and is not %s\'s: left alone (a hard '
+                  'link to a file outside the storage?).'
+                  % (os.path.join(parent, name), info.st_nlink,
+                     daemon.user if daemon is not None else 'this user'),
+                  file=sys.stderr, flush=True)
+            return
+        make_private(descriptor, daemon)
+    finally:
+        os.close(descriptor)
+
+
+def make_private(descriptor, daemon):
+    """A directory or file of a private tree, open as ``descriptor``:
+    the daemon user's (when root), mode 0700 or 0600; a file of another
+    user is left alone when not root."""
+    info = os.fstat(descriptor)
     if daemon is not None:
-        os.chown(path, daemon.uid, daemon.gid, follow_symlinks=False)
+        os.fchown(descriptor, daemon.uid, daemon.gid)
     elif info.st_uid != os.geteuid():
         return
-    os.chmod(path, 0o700 if stat.S_ISDIR(info.st_mode) else 0o600)
+    os.fchmod(descriptor, 0o700 if stat.S_ISDIR(info.st_mode) else 0o600)
 
 
 # -- the state directory, the secrets, the server root
