@@ -34,7 +34,7 @@ def run(args):
     script = os.path.abspath(args.script)
     if not os.path.isfile(script):
         raise SystemExit('The script %s does not exist.' % script)
-    with opened_site(args.ini, args.name) as names:
+    with opened_site(args.ini, args.name, reads=[script]) as names:
         saved_argv = sys.argv
         sys.argv = [script] + list(args.arguments)
         try:
