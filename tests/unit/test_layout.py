@@ -394,7 +394,10 @@ def test_a_database_in_memory_or_not_root_changes_nothing(
 
 def test_root_becomes_the_owner_of_the_database(open_tmp, as_root, capsys):
     ini = sqlite_site(open_tmp, NOBODY)
-    daemon = layout.become_database_user(ini)
+    (open_tmp / 'script.py').write_text('')
+    daemon = layout.become_database_user(
+        ini, reads=[str(open_tmp / 'script.py'),
+                    str(open_tmp / 'not-yet.log')])
     assert (daemon.user, daemon.uid) == ('nobody', NOBODY.uid)
     assert as_root == [daemon]
     assert 'running as nobody' in capsys.readouterr().err
