@@ -140,6 +140,9 @@ def test_planted_pickle_is_never_unpickled_by_check_pack_show_pipeline(
     done = command(project, name)
     assert done.returncode == 0, done.stderr
     assert recorded_uids(markers) == set()
+    # check and pack open the storage's files: as www-data, whose they
+    # are; show-pipeline never opens the database.
+    assert ('running as www-data' in done.stderr) == (name != 'show-pipeline')
 
 
 def test_planted_pickle_does_not_run_as_root_when_www_data_cannot_read(
