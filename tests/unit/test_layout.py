@@ -134,12 +134,34 @@ def test_a_storage_tree_is_made_private(tmp_path):
 
 
 def test_a_file_of_another_user_is_left_alone(tmp_path, monkeypatch):
-    path = tmp_path / 'theirs'
+    path = tmp_path / 'data' / 'theirs'
+    path.parent.mkdir(mode=0o755)
     path.write_text('')
     os.chmod(path, 0o644)
     monkeypatch.setattr(os, 'geteuid', lambda: os.stat(path).st_uid + 1)
-    layout.make_private(str(path), None)
+    layout.make_private_tree(str(path.parent), None)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o755
+
+
+def test_a_file_replaced_while_the_tree_is_walked_is_left_alone(
+        tmp_path, monkeypatch):
+    """Between the listing and the open, the file became another one (or
+    a link): whatever is there now is not the file listed."""
+    data = tmp_path / 'data'
+    data.mkdir()
+    (data / 'file').write_text('')
+    (data / 'other').write_text('')
+    os.chmod(data / 'other', 0o644)
+    real_open = os.open
+
+    def swapping_open(name, flags, *args, **kwargs):
+        if name == 'file':
+            os.replace(data / 'other', data / 'file')
+        return real_open(name, flags, *args, **kwargs)
+    monkeypatch.setattr(os, 'open', swapping_open)
+    layout.make_private_tree(str(data), None)
+    assert stat.S_IMODE(os.stat(data / 'file').st_mode) == 0o644
 
 
 def test_links_in_place_of_the_site_files_are_refused(tmp_path):
@@ -279,3 +301,182 @@ def test_a_state_directory_that_is_the_storage_is_the_daemons(
                               None)
     assert prepared == []
     assert stat.S_IMODE(os.stat(var).st_mode) == 0o700
+
+
+# -- commands that open the database, run by root
+
+SQLITE_ZCONFIG = '''\
+%%import relstorage
+<zodb main>
+  <relstorage>
+    <sqlite3>
+      data-dir %s
+    </sqlite3>
+  </relstorage>
+</zodb>
+'''
+
+MYSQL_ZCONFIG = '''\
+%%import relstorage
+<zodb main>
+  <relstorage>
+    <mysql>
+      db site
+      user site
+      %s
+    </mysql>
+  </relstorage>
+</zodb>
+'''
+
+
+def sqlite_site(tmp_path, data_owner=None):
+    """A site in ``tmp_path``: its ini, its var/data (given to
+    ``data_owner``, a Daemon)."""
+    data = make(tmp_path / 'var' / 'data', 0o700)
+    if data_owner is not None:
+        os.chown(data, data_owner.uid, data_owner.gid)
+    return site_ini(tmp_path, SQLITE_ZCONFIG % data)
+
+
+def site_ini(tmp_path, zconfig):
+    (tmp_path / 'zodb.conf').write_text(zconfig)
+    ini = tmp_path / 'site.ini'
+    ini.write_text('[app:main]\nuse = egg:zope.pipeline#main\n'
+                   'open_root.zodb_config = %(here)s/zodb.conf\n')
+    return str(ini)
+
+
+@pytest.fixture
+def open_tmp():
+    """A scratch directory every user may pass through (tmp_path's
+    parents are root's only)."""
+    import pathlib
+    import shutil
+    import tempfile
+    directory = tempfile.mkdtemp(prefix='zope-pipeline-layout-', dir='/tmp')
+    os.chmod(directory, 0o755)
+    try:
+        yield pathlib.Path(directory)
+    finally:
+        shutil.rmtree(directory)
+
+
+@pytest.fixture
+def as_root(monkeypatch):
+    """Root, whose drop is recorded (never made: the test process keeps
+    its user)."""
+    if os.geteuid() != 0:
+        pytest.skip('files of other users need root')
+    dropped = []
+    monkeypatch.setattr(layout, 'drop_privileges', dropped.append)
+    monkeypatch.setattr(os, 'umask', lambda mask: 0o022)
+    return dropped
+
+
+def test_a_database_only_root_can_change_is_opened_as_root(tmp_path,
+                                                           as_root):
+    assert layout.become_database_user(sqlite_site(tmp_path)) is None
+    assert as_root == []
+
+
+def test_a_database_in_memory_or_not_root_changes_nothing(
+        tmp_path, as_root, monkeypatch):
+    ini = tmp_path / 'memory.ini'
+    ini.write_text('[app:main]\nuse = egg:zope.pipeline#main\n')
+    assert layout.become_database_user(str(ini)) is None
+    assert layout.become_database_user(str(tmp_path / 'none.ini')) is None
+    monkeypatch.setattr(os, 'geteuid', lambda: 1000)
+    assert layout.become_database_user(sqlite_site(tmp_path, NOBODY)) is \
+        None
+    assert as_root == []
+
+
+def test_root_becomes_the_owner_of_the_database(open_tmp, as_root, capsys):
+    ini = sqlite_site(open_tmp, NOBODY)
+    (open_tmp / 'script.py').write_text('')
+    daemon = layout.become_database_user(
+        ini, reads=[str(open_tmp / 'script.py'),
+                    str(open_tmp / 'not-yet.log')])
+    assert (daemon.user, daemon.uid) == ('nobody', NOBODY.uid)
+    assert as_root == [daemon]
+    assert 'running as nobody' in capsys.readouterr().err
+
+
+def test_two_users_who_can_change_the_database_are_refused(
+        open_tmp, as_root):
+    ini = sqlite_site(open_tmp, NOBODY)
+    www_data = pwd.getpwnam('www-data')
+    os.chown(open_tmp / 'var', www_data.pw_uid, www_data.pw_gid)
+    with pytest.raises(SystemExit, match='www-data, nobody can all '
+                       'change.*runuser -u USER --'):
+        layout.become_database_user(ini)
+    assert as_root == []
+
+
+def test_a_database_of_a_uid_without_a_name_is_refused(tmp_path, as_root):
+    ini = sqlite_site(tmp_path, NOBODY._replace(uid=54321, gid=54321))
+    with pytest.raises(SystemExit, match='uid 54321, which has no user'):
+        layout.become_database_user(ini)
+    assert as_root == []
+
+
+def test_an_ini_the_database_user_can_change_is_refused(open_tmp, as_root):
+    ini = sqlite_site(open_tmp, NOBODY)
+    os.chmod(ini, 0o666)
+    with pytest.raises(SystemExit, match='nobody can change %s' % ini):
+        layout.become_database_user(ini)
+    assert as_root == []
+
+
+def test_what_the_database_user_cannot_read_is_refused_with_the_command(
+        open_tmp, as_root, monkeypatch):
+    ini = sqlite_site(open_tmp, NOBODY)
+    with open(ini, 'a') as stream:
+        stream.write('principals_zcml = principals.zcml\n')
+    (open_tmp / 'principals.zcml').write_text('<configure/>')
+    os.chmod(open_tmp / 'principals.zcml', 0o600)
+    monkeypatch.setattr('sys.argv', ['zope-pipeline', 'explain', ini, '/'])
+    with pytest.raises(SystemExit) as raised:
+        layout.become_database_user(ini)
+    assert 'nobody cannot read %s' % (open_tmp / 'principals.zcml') in \
+        str(raised.value)
+    assert 'runuser -u nobody -- zope-pipeline explain %s /' % ini in \
+        str(raised.value)
+    assert as_root == []
+
+
+def test_without_a_www_data_user_only_owners_count(tmp_path, as_root,
+                                                   monkeypatch):
+    from zope.pipeline import ownership
+    monkeypatch.setattr(ownership, 'DEFAULT_USER', 'no-such-user-here')
+    assert layout.become_database_user(sqlite_site(tmp_path)) is None
+
+
+def test_who_can_read_a_network_databases_credentials_can_change_it(
+        open_tmp, as_root):
+    """MySQL: the option file serve shares with the daemon's group (root's,
+    0640), or the ZConfig file when it holds the password."""
+    www_data = layout.daemon_of_uid(pwd.getpwnam('www-data').pw_uid,
+                                    pwd.getpwnam('www-data').pw_gid)
+    option_file = open_tmp / 'my.cnf'
+    option_file.write_text('[client]\npassword = x\n')
+    os.chmod(option_file, 0o600)
+    site_ini(open_tmp, MYSQL_ZCONFIG % ('read_default_file %s'
+                                       % option_file))
+    config = str(open_tmp / 'zodb.conf')
+    assert layout.database_users(config, www_data) == []
+    os.chown(option_file, 0, www_data.gid)
+    os.chmod(option_file, 0o640)
+    assert [user.user for user in layout.database_users(config, www_data)] \
+        == ['www-data']
+    site_ini(open_tmp, MYSQL_ZCONFIG % 'passwd x')
+    assert layout.database_paths(config)[1] == [config]
+    os.chmod(config, 0o600)
+    assert layout.database_users(config, www_data) == []
+
+
+def test_a_uid_or_gid_without_a_name():
+    assert layout.daemon_of_uid(54321, 0) is None
+    assert layout.daemon_of_uid(0, 54321).group == '54321'
+    assert layout.group_members(54321) == []

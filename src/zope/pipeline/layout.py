@@ -28,6 +28,7 @@ import collections
 import grp
 import os
 import pwd
+import shlex
 import shutil
 import stat
 import sys
@@ -192,9 +193,17 @@ def refuse_storage_holding(directories, paths, daemon):
 
 def make_private_tree(directory, daemon=None):
     """Create ``directory`` if needed; its directories mode 0700, its
-    files 0600, and the daemon user's (run as root).  Never through a
-    symbolic link: a link (the directory, or in it) is refused or left
-    alone."""
+    files 0600, and the daemon user's (run as root).
+
+    The daemon user can change the tree while root walks it (swap a
+    directory for a symbolic link, link in a file of root's), so nothing
+    is done by path: the walk goes from descriptor to descriptor
+    (``os.fwalk``, which enters a directory only when the descriptor it
+    opened is the entry it listed), each file is opened relative to its
+    directory's descriptor without following a link and checked to be
+    the entry listed, and is changed through its own descriptor.  A link
+    is left alone; so is a file of another user with more than one name
+    (a hard link the daemon user may have made to any file)."""
     from zope.pipeline.privatefiles import UnsafePathError
     from zope.pipeline.privatefiles import refuse_link
     try:
@@ -202,22 +211,57 @@ def make_private_tree(directory, daemon=None):
     except UnsafePathError as error:
         raise SystemExit(str(error)) from None
     os.makedirs(directory, mode=0o700, exist_ok=True)
-    make_private(directory, daemon)
-    for parent, directories, files in os.walk(directory):
-        for entry in directories + files:
-            make_private(os.path.join(parent, entry), daemon)
+    for parent, _directories, files, directory_fd in os.fwalk(
+            directory, follow_symlinks=False):
+        make_private(directory_fd, daemon)
+        for name in files:
+            private_file(parent, name, directory_fd, daemon)
 
 
-def make_private(path, daemon):
-    """One entry of a private tree (a link is left alone)."""
-    info = os.lstat(path)
-    if stat.S_ISLNK(info.st_mode):
-        return
+#: How a file of a private tree is opened: never through a link, never
+#: blocking (a FIFO), never as a terminal.
+PRIVATE_FILE_FLAGS = (os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK |
+                      os.O_NOCTTY | os.O_CLOEXEC)
+
+
+def private_file(parent, name, directory_fd, daemon):
+    """One file of a private tree, ``name`` in the directory ``parent``
+    open as ``directory_fd``: only a regular file, still the one
+    listed."""
+    try:
+        listed = os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
+        if not stat.S_ISREG(listed.st_mode):
+            return
+        descriptor = os.open(name, PRIVATE_FILE_FLAGS, dir_fd=directory_fd)
+    except OSError:
+        return  # gone, or replaced by a link: nothing to do
+    try:
+        info = os.fstat(descriptor)
+        if not os.path.samestat(listed, info):
+            return
+        owner = daemon.uid if daemon is not None else os.geteuid()
+        if info.st_nlink > 1 and info.st_uid != owner:
+            print('%s has %d names and is not %s\'s: left alone (a hard '
+                  'link to a file outside the storage?).'
+                  % (os.path.join(parent, name), info.st_nlink,
+                     daemon.user if daemon is not None else 'this user'),
+                  file=sys.stderr, flush=True)
+            return
+        make_private(descriptor, daemon)
+    finally:
+        os.close(descriptor)
+
+
+def make_private(descriptor, daemon):
+    """A directory or file of a private tree, open as ``descriptor``:
+    the daemon user's (when root), mode 0700 or 0600; a file of another
+    user is left alone when not root."""
+    info = os.fstat(descriptor)
     if daemon is not None:
-        os.chown(path, daemon.uid, daemon.gid, follow_symlinks=False)
+        os.fchown(descriptor, daemon.uid, daemon.gid)
     elif info.st_uid != os.geteuid():
         return
-    os.chmod(path, 0o700 if stat.S_ISDIR(info.st_mode) else 0o600)
+    os.fchmod(descriptor, 0o700 if stat.S_ISDIR(info.st_mode) else 0o600)
 
 
 # -- the state directory, the secrets, the server root
@@ -371,3 +415,164 @@ def drop_privileges(daemon):
     os.setgroups(sorted(daemon.groups))
     os.setgid(daemon.gid)
     os.setuid(daemon.uid)
+
+
+# -- commands that open the database, run by root
+
+
+def database_paths(config_path):
+    """What decides what the databases of a ZConfig file hold, besides
+    root: (the paths their storages write: SQLite data, blobs, caches, a
+    file storage's file; the files holding a network database's
+    credentials: its MySQL option file, else the ZConfig file itself)."""
+    from zope.pipeline.credentials import mysql_section_of
+    from zope.pipeline.storage import load_database_config
+    written, credentials = [], []
+    for section in load_database_config(config_path).database:
+        storage = section.config.storage.config
+        written.extend(os.path.normpath(path) for path in (
+            getattr(storage, 'cache_local_dir', None),
+            getattr(storage, 'blob_dir', None),
+            sqlite_directory(storage),
+            getattr(storage, 'path', None)) if path)
+        if getattr(storage, 'adapter', None) is not None and \
+                sqlite_directory(storage) is None:
+            mysql = mysql_section_of(section)
+            credentials.append(
+                getattr(mysql, 'read_default_file', None) or config_path)
+    return written, credentials
+
+
+def daemon_of_uid(uid, gid):
+    """The user ``uid``, with the group ``gid`` (a file's owner and
+    group), as a Daemon; None when the uid has no user name."""
+    try:
+        entry = pwd.getpwuid(uid)
+    except KeyError:
+        return None
+    try:
+        group = grp.getgrgid(gid).gr_name
+    except KeyError:
+        group = str(gid)
+    groups = frozenset(os.getgrouplist(entry.pw_name, entry.pw_gid)) | {gid}
+    return Daemon(entry.pw_name, group, uid, gid, groups)
+
+
+def group_members(gid):
+    """The password entries of the users of group ``gid`` (as their
+    own group, or as members)."""
+    try:
+        members = set(grp.getgrgid(gid).gr_mem)
+    except KeyError:
+        members = set()
+    return [entry for entry in pwd.getpwall()
+            if entry.pw_gid == gid or entry.pw_name in members]
+
+
+def database_users(config_path, default=None):
+    """The users besides root who can change what the databases of
+    ``config_path`` hold: of the owners (and their groups' users) of
+    what the storages write and of the credentials, and ``default``
+    (serve's daemon user), those
+    that can change one of the paths the storages write (``can_change``
+    on the way to it) or read the credentials."""
+    from zope.pipeline.ownership import first_blocked
+    written, credentials = database_paths(config_path)
+    candidates = {}
+    for path in written + credentials:
+        if os.path.lexists(path):
+            info = os.lstat(path)
+            if info.st_uid != 0 and info.st_uid not in candidates:
+                candidates[info.st_uid] = daemon_of_uid(info.st_uid,
+                                                        info.st_gid)
+            if info.st_gid != 0:
+                for entry in group_members(info.st_gid):
+                    candidates.setdefault(entry.pw_uid, daemon_of_uid(
+                        entry.pw_uid, info.st_gid))
+    if default is not None and default.uid not in candidates:
+        candidates[default.uid] = default
+    found = []
+    for uid, daemon in sorted(candidates.items()):
+        if daemon is None:
+            raise SystemExit(
+                'The uid %d, which has no user name, owns files of the '
+                'database of %s; root will not open it.' % (uid,
+                                                            config_path))
+        if any(first_changeable(path, daemon) is not None
+               for path in written) or \
+                any(os.path.exists(path) and
+                    first_blocked(os.path.abspath(path), daemon.uid,
+                                  daemon.groups) is None
+                    for path in credentials):
+            found.append(daemon)
+    return found
+
+
+def become_database_user(ini, name='main', reads=()):
+    """What a command that opens (or may open) the site's database calls
+    before it loads the site.  Run by root, when another user can change
+    what the database holds (the daemon user of ``serve``, www-data by
+    default, or the owner of the storage's files), unpickling it as root
+    would run that user's code as root: become that user for good
+    (``drop_privileges``), once it is known to be able to read the ini,
+    the ZConfig file, the Python environment and ``reads``; else refuse,
+    saying how to run the command as that user.  Returns the Daemon
+    become, or None (not root, or nobody else can change the
+    database)."""
+    from paste.deploy import appconfig
+
+    from zope.pipeline.ownership import DEFAULT_USER
+    from zope.pipeline.ownership import first_blocked
+    if os.geteuid() != 0 or not os.path.exists(ini):
+        return None
+    ini = os.path.abspath(ini)
+    settings = appconfig('config:' + ini, name=name)
+    config_path = settings.get('open_root.zodb_config')
+    if not config_path or not os.path.isfile(config_path):
+        return None  # in memory (or an error the loading names)
+    try:
+        entry = pwd.getpwnam(DEFAULT_USER)
+    except KeyError:
+        default = None
+    else:
+        default = daemon_of_uid(entry.pw_uid, entry.pw_gid)
+    users = database_users(config_path, default)
+    if not users:
+        return None
+    command = 'runuser -u %s -- zope-pipeline %s' % (
+        users[0].user if len(users) == 1 else 'USER',
+        shlex.join(sys.argv[1:]) or '...')
+    if len(users) > 1:
+        raise SystemExit(
+            '%s can all change the database of %s, and root will not open '
+            'what another user can change.  Run the command as the '
+            "site's user, e.g.: %s"
+            % (', '.join(user.user for user in users), ini, command))
+    daemon = users[0]
+    # Root has read the ini and the ZConfig file; as serve, it refuses
+    # what the daemon user could have changed.
+    refuse_changeable([ini, config_path], daemon)
+    import zope.pipeline
+    principals = (settings.local_conf.get('principals_zcml') or '').strip()
+    needed = [ini, config_path, sys.prefix, sys.executable,
+              os.path.dirname(zope.pipeline.__file__)] + list(reads)
+    if principals:
+        needed.append(os.path.join(os.path.dirname(ini), principals))
+    for path in needed:
+        if not os.path.exists(path):
+            continue
+        blocked = first_blocked(os.path.abspath(path), daemon.uid,
+                                daemon.groups)
+        if blocked is not None:
+            raise SystemExit(
+                '%s can change the database of %s, so root opens it as %s '
+                'only; but %s cannot read %s (%s is closed to it).  Open '
+                'it to %s, or run the command as that user: %s'
+                % (daemon.user, ini, daemon.user, daemon.user, path,
+                   blocked, daemon.user, command))
+    os.umask(PRIVATE_UMASK)
+    drop_privileges(daemon)
+    print('zope-pipeline: running as %s, who can change the database '
+          '(root never opens it).' % daemon.user, file=sys.stderr,
+          flush=True)
+    return daemon

@@ -11,12 +11,22 @@ def add_ini_arguments(parser, example='etc/deploy.ini'):
                         help='application name in the ini (default: main)')
 
 
-def load_publisher(ini, name='main'):
+def load_publisher(ini, name='main', opens_database=True, reads=()):
     """Load a paste.deploy ini and return the zope.pipeline Publisher in it
-    (through any filters that wrap it)."""
+    (through any filters that wrap it).
+
+    A command that opens the site's database (``opens_database``, the
+    default) is run as the database's user when root runs it and another
+    user can change the database (``zope.pipeline.layout.
+    become_database_user``; ``reads``: more files it reads): a command
+    that loads the site some other way calls
+    ``become_database_user`` itself, before it loads the site."""
     from paste.deploy import loadapp
 
     from zope.pipeline import app as app_module
+    if opens_database:
+        from zope.pipeline.layout import become_database_user
+        become_database_user(os.path.abspath(ini), name, reads)
     before = len(app_module.built)
     loadapp('config:' + os.path.abspath(ini), name=name)
     if len(app_module.built) == before:

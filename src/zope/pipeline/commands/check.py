@@ -23,10 +23,12 @@ def add_arguments(parser):
 
 
 def run(args):
+    from zope.pipeline.layout import become_database_user
     from zope.pipeline.maintenance import check
     from zope.pipeline.maintenance import opened_storages
     from zope.pipeline.maintenance import zodb_config_path
     config_path = zodb_config_path(os.path.abspath(args.ini), args.name)
+    become_database_user(os.path.abspath(args.ini), args.name)
     problems = 0
     with opened_storages(config_path, read_only=True) as storages:
         for name, storage in storages:

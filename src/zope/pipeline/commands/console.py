@@ -19,20 +19,24 @@ NAMES = (
 
 
 @contextlib.contextmanager
-def opened_site(ini, name='main'):
+def opened_site(ini, name='main', reads=()):
     """{name: object} of NAMES for the site of ``ini``.  At the end the
     transaction is aborted: only what was committed
-    (``transaction_manager.commit()``) is kept."""
+    (``transaction_manager.commit()``) is kept.  Run by root, the site is
+    opened as the database's user (``layout.become_database_user``;
+    ``reads``: what else the command reads)."""
     import transaction
     from zope.component import getGlobalSiteManager
     from zope.component.hooks import setSite
 
+    from zope.pipeline.layout import become_database_user
     from zope.pipeline.startup import configure_logging
     from zope.pipeline.startup import load_application
     from zope.pipeline.startup import process_databases
     ini = os.path.abspath(ini)
     if not os.path.exists(ini):
         raise SystemExit('The ini file %s does not exist.' % ini)
+    become_database_user(ini, name, reads)
     configure_logging(ini)
     application, publisher = load_application(ini, name)
     databases = process_databases(publisher)

@@ -7,8 +7,10 @@ roles that decide it, and the stages that would change the response.
 
 The request runs through the site's own stages and traversal code, up to
 the end of traversal: the view is not called, and the transaction is
-aborted, so nothing is written.  A URL that cannot be reached is named
-with the step that failed and the response it gets (404, 401, 403).
+aborted, so nothing is written. Run by root on a database another user
+can change (the daemon user's), it runs as that user, or refuses
+(docs/security.md). A URL that cannot be reached is named with the step
+that failed and the response it gets (404, 401, 403).
 """
 
 import json

@@ -229,8 +229,10 @@ def prepare_database(ini, name='main'):
     """Open the site's databases with the application's credentials: the
     tables and the root application are created, then closed."""
     from zope.pipeline import storage
+    from zope.pipeline.layout import become_database_user
     from zope.pipeline.startup import load_application
     from zope.pipeline.startup import open_databases
+    become_database_user(ini, name)
     application, publisher = load_application(ini, name)
     try:
         open_databases(publisher)

@@ -32,10 +32,12 @@ def non_negative(text):
 
 
 def run(args):
+    from zope.pipeline.layout import become_database_user
     from zope.pipeline.maintenance import opened_storages
     from zope.pipeline.maintenance import pack
     from zope.pipeline.maintenance import zodb_config_path
     config_path = zodb_config_path(os.path.abspath(args.ini), args.name)
+    become_database_user(os.path.abspath(args.ini), args.name)
     with opened_storages(config_path) as storages:
         for name, storage in storages:
             before, after, took = pack(storage, args.days)

@@ -4,9 +4,11 @@ root (the root folder, also the local site), app, publisher, registry,
 db, connection and transaction_manager.  The script's sys.argv is the
 script and the arguments after it.
 
-Nothing is published and no security applies.  The script commits what
-it wants kept (transaction_manager.commit(), or transaction.commit());
-what is left is aborted when it ends, and when it fails.
+Nothing is published and no security applies. The script commits what it
+wants kept (transaction_manager.commit(), or transaction.commit()); what
+is left is aborted when it ends, and when it fails. Run by root on a
+database another user can change (the daemon user's), it runs as that
+user, or refuses (docs/security.md).
 """
 
 import argparse
@@ -34,7 +36,7 @@ def run(args):
     script = os.path.abspath(args.script)
     if not os.path.isfile(script):
         raise SystemExit('The script %s does not exist.' % script)
-    with opened_site(args.ini, args.name) as names:
+    with opened_site(args.ini, args.name, reads=[script]) as names:
         saved_argv = sys.argv
         sys.argv = [script] + list(args.arguments)
         try:

@@ -5,10 +5,12 @@ publisher, registry (the global component registry), db, connection and
 transaction_manager at hand.
 
 Nothing is published and no security applies: the objects are not
-proxied.  Changes are kept only when committed with
+proxied. Changes are kept only when committed with
 transaction_manager.commit(); whatever is left is aborted at exit
-(Ctrl-D).  Stop the servers of a SQLite database first, or expect
-conflicts with them.
+(Ctrl-D). Stop the servers of a SQLite database first, or expect
+conflicts with them. Run by root on a database another user can change
+(the daemon user's), it runs as that user, or refuses
+(docs/security.md).
 """
 
 import code

@@ -23,7 +23,8 @@ def run(args):
     from zope.pipeline.commands import load_publisher
     from zope.pipeline.introspect import describe_request_factories
     from zope.pipeline.introspect import format_text
-    publisher = load_publisher(args.ini, args.name)
+    # The pipeline is described, the database never opened.
+    publisher = load_publisher(args.ini, args.name, opens_database=False)
     data = publisher.describe()
     known = data['request_types']
     if args.request_type and args.request_type not in known:
