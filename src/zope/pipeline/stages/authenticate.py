@@ -11,9 +11,10 @@ rendered in an interaction of its own).
 and other authentication utilities (what zope.login's adapter did in the
 classic application server); zope.pipeline's site.zcml registers it.
 
-Password guessing: a request that sends HTTP Basic credentials and ends
-unauthenticated (globally and at every local site) is a failed login,
-logged at WARNING with its login and client address (escaped).  After
+Password guessing: a request that sends HTTP Basic credentials (what the
+``ILoginPassword`` adapter reads from it, whichever header held them)
+and ends unauthenticated (globally and at every local site) is a failed
+login, logged at WARNING with its login and client address (escaped).  After
 ``authenticate.max_failures_per_client`` failures from one client address
 (after trusted proxies) or ``authenticate.max_failures_per_login`` for one
 login within ``authenticate.failure_window`` seconds, a request with
@@ -173,11 +174,16 @@ def local_authentication():
     return auth
 
 
-def attempted_login(environ, request):
-    """The login of the request's credentials (HTTP Basic, through the
-    ILoginPassword adapter), or None when it sends none."""
-    if not environ.get('HTTP_AUTHORIZATION'):
-        return None
+def attempted_login(request):
+    """The login of the credentials the request sends, or None when it
+    sends none.
+
+    Read through the ``ILoginPassword`` adapter, as the authentication
+    utilities read them (HTTP Basic: ``BasicAuthCredentials``): the
+    credentials counted are the ones checked, whichever header of the
+    request held them (zope.publisher takes ``CGI-Authorization`` before
+    ``Authorization``; the create_request stage drops a client's
+    ``CGI-Authorization`` unless it is trusted)."""
     credentials = ILoginPassword(request, None)
     login = credentials.getLogin() if credentials is not None else None
     if isinstance(login, bytes):
@@ -274,7 +280,7 @@ class AuthenticateStage:
 
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]
-        login = attempted_login(environ, request)
+        login = attempted_login(request)
         if login is not None:
             client = client_of(environ)
             seconds = self.throttle.retry_after(client, login) \
