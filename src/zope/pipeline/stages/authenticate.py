@@ -21,9 +21,12 @@ login within ``authenticate.failure_window`` seconds, a request with
 credentials from that client or for that login is answered 429 with
 ``Retry-After`` before its password is checked: refused, never slowed
 down, so no thread waits.  A successful login forgets the failures of its
-client and its login.  The counts are kept in the memory of each process
-(``zope.pipeline.failedlogins``), shared by the chains of all request
-types: with P processes a client may make up to P times as many guesses.
+client and its login.  A failed login that no bcrypt check ran for
+(its login is unknown) pays one (``zope.pipeline.passwords``): an unknown
+login costs what a known one does.  The counts are kept in the memory
+of each process (``zope.pipeline.failedlogins``), shared by the chains
+of all request types: with P processes a client may make up to P times
+as many guesses.
 """
 
 import logging
@@ -50,6 +53,8 @@ from zope.security.proxy import removeSecurityProxy
 from zope.pipeline import environ as keys
 from zope.pipeline.failedlogins import FailedLogins
 from zope.pipeline.logtext import client_text
+from zope.pipeline.passwords import bcrypt_checks
+from zope.pipeline.passwords import check_unknown_login
 from zope.pipeline.scene import authenticate_globally
 from zope.pipeline.scene import end_interaction
 from zope.pipeline.wsgi import html_response
@@ -191,6 +196,15 @@ def attempted_login(request):
     return login
 
 
+def equal_cost(request):
+    """Make a failed login whose password no bcrypt checked (an unknown
+    login) pay one bcrypt check, as a known login's wrong password does:
+    otherwise its answer's time tells that the login does not exist."""
+    credentials = ILoginPassword(request, None)
+    if credentials is not None:
+        check_unknown_login(credentials.getPassword())
+
+
 def is_authenticated(principal):
     return principal is not None and \
         not IUnauthenticatedPrincipal.providedBy(principal)
@@ -282,6 +296,7 @@ class AuthenticateStage:
         request = environ[keys.REQUEST_KEY]
         login = attempted_login(request)
         if login is not None:
+            checks = bcrypt_checks()
             client = client_of(environ)
             seconds = self.throttle.retry_after(client, login) \
                 if self.throttle is not None else 0
@@ -297,6 +312,9 @@ class AuthenticateStage:
         finally:
             end_interaction(request)
             if login is not None:
+                if not is_authenticated(request.principal) and \
+                        bcrypt_checks() == checks:
+                    equal_cost(request)
                 self.record(environ, client, login, request.principal)
 
     def record(self, environ, client, login, principal):
