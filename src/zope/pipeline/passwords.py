@@ -45,6 +45,8 @@ from zope.password.password import BCRYPTPasswordManager
 NEW_PASSWORD_MANAGER = 'BCRYPT'
 #: bcrypt's cost: 2**BCRYPT_ROUNDS rounds.
 BCRYPT_ROUNDS = 12
+#: The longest password bcrypt takes, in bytes (of UTF-8).
+BCRYPT_MAX_BYTES = 72
 #: How many verified credentials a process remembers (the oldest go).
 REMEMBERED = 1024
 #: What a password given for an unknown login is checked against: a
