@@ -23,6 +23,9 @@ from tests.security.test_password_guessing import basic
 from tests.security.test_password_guessing import failed_logins
 from tests.security.test_security import SECURITY_ZCML
 
+#: The security site's principals have plain-text passwords.
+pytestmark = pytest.mark.usefixtures('cheap_unknown_login_check')
+
 
 def cgi_basic(login, password, address='127.0.0.1'):
     token = base64.b64encode(('%s:%s' % (login, password)).encode())
