@@ -213,9 +213,7 @@ def equal_cost(request):
     """Make a failed login whose password no bcrypt checked (an unknown
     login) pay one bcrypt check, as a known login's wrong password does:
     otherwise its answer's time tells that the login does not exist."""
-    credentials = ILoginPassword(request, None)
-    if credentials is not None:
-        check_unknown_login(credentials.getPassword())
+    check_unknown_login(ILoginPassword(request).getPassword())
 
 
 def is_authenticated(principal):
