@@ -107,3 +107,16 @@ def shared_site():
 def raw_site(clean_zope):
     """A fresh sample site for one test, called with raw environs."""
     return RawClient(build_site())
+
+
+@pytest.fixture
+def cheap_unknown_login_check(monkeypatch):
+    """The check a failed login with no bcrypt check pays, at bcrypt's
+    lowest cost, for sites whose principals have plain-text passwords
+    (where its cost proves nothing and would add 0.2 s to every failed
+    login): tests/security/test_login_timing.py checks the real one."""
+    import bcrypt
+
+    from zope.pipeline import passwords
+    monkeypatch.setattr(passwords, 'UNKNOWN_LOGIN_HASH',
+                        b'{BCRYPT}' + bcrypt.gensalt(4))

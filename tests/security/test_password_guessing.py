@@ -16,6 +16,9 @@ from tests.security.test_security import SECURITY_ZCML
 
 EDIT = '/folder/page/@@edit'
 
+#: The security site's principals have plain-text passwords.
+pytestmark = pytest.mark.usefixtures('cheap_unknown_login_check')
+
 
 def basic(login, password, address='127.0.0.1'):
     token = base64.b64encode(('%s:%s' % (login, password)).encode())

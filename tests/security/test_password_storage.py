@@ -6,6 +6,7 @@ their login rehashes them."""
 
 import base64
 import os
+import subprocess
 
 import pytest
 import webtest
@@ -108,3 +109,37 @@ def test_existing_ssha_entries_still_log_in_and_adduser_rehashes_them(
     assert old['password_manager'] == 'BCRYPT'
     assert old['password'].startswith('{BCRYPT}')
     assert edit_status(ini, 'old', OLD_PASSWORD) == 200
+
+
+#: An 84-byte passphrase (bcrypt takes at most 72 bytes).
+LONG_PASSPHRASE = ('correct horse battery staple ' * 2
+                   + 'and a long tail of words..')
+
+
+@pytest.mark.parametrize('passphrase, fits', [
+    (LONG_PASSPHRASE, False),
+    (LONG_PASSPHRASE[:72], True),
+    ('é' * 37, False),  # 37 characters, 74 bytes of UTF-8
+], ids=['84-bytes', '72-bytes', '74-bytes-of-utf8'])
+def test_adduser_with_a_passphrase_too_long_for_bcrypt(tmp_path, passphrase,
+                                                       fits):
+    """bcrypt refuses passwords over 72 bytes: adduser says so in one
+    line, without a traceback, and writes nothing."""
+    from tests.unit.test_cli import console_script
+    path = tmp_path / 'site.ini'
+    path.write_text(INI % os.path.join(ROOT, 'etc', 'site.zcml'))
+    done = subprocess.run(
+        [console_script(), 'adduser', str(path), '--login', 'boss'],
+        capture_output=True, text=True, timeout=120,
+        env=dict(os.environ, ZOPE_PIPELINE_PASSWORD=passphrase))
+    if fits:
+        assert done.returncode == 0, done.stderr
+        assert os.path.exists(principals_file(str(path)))
+        return
+    assert done.returncode == 1
+    assert 'Traceback' not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        'The password must be at most 72 bytes long (UTF-8): bcrypt does '
+        'not take longer ones (this one has %d).'
+        % len(passphrase.encode('utf-8'))]
+    assert not os.path.exists(principals_file(str(path)))

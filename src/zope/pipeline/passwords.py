@@ -22,6 +22,14 @@ password, for the last ``REMEMBERED`` successes.  A wrong password is never
 remembered: every wrong guess pays the whole bcrypt check (and the
 authenticate stage throttles repeated failures).  A changed password
 changes the stored hash, so an old password is not remembered for it.
+
+An unknown login costs what a known one does: the principal registry (and
+a local authentication utility's principal folder) checks a password only
+for a login it knows, so bcrypt's 0.2 s told which logins exist.  The
+manager counts, per thread, the checks it hands to bcrypt
+(``bcrypt_checks``); the authenticate stage gives a failed login whose
+request made none one check against ``UNKNOWN_LOGIN_HASH``, a bcrypt salt
+of the same cost that no password matches (``check_unknown_login``).
 """
 
 import collections
@@ -37,8 +45,16 @@ from zope.password.password import BCRYPTPasswordManager
 NEW_PASSWORD_MANAGER = 'BCRYPT'
 #: bcrypt's cost: 2**BCRYPT_ROUNDS rounds.
 BCRYPT_ROUNDS = 12
+#: The longest password bcrypt takes, in bytes (of UTF-8).
+BCRYPT_MAX_BYTES = 72
 #: How many verified credentials a process remembers (the oldest go).
 REMEMBERED = 1024
+#: What a password given for an unknown login is checked against: a
+#: bcrypt salt of cost ``BCRYPT_ROUNDS`` alone, which no hash equals.
+UNKNOWN_LOGIN_HASH = b'{BCRYPT}' + bcrypt.gensalt(BCRYPT_ROUNDS)
+
+#: This thread's count of the checks handed to bcrypt.
+_checks = threading.local()
 
 
 def hash_password(password):
@@ -98,7 +114,21 @@ class RememberingBCRYPTPasswordManager(BCRYPTPasswordManager):
                                       self._clean_clear(clear_password))
         if digest in self.verified:
             return True
+        _checks.count = bcrypt_checks() + 1
         matches = super().checkPassword(hashed, clear_password)
         if matches:
             self.verified.add(digest)
         return matches
+
+
+def bcrypt_checks():
+    """How many checks ``RememberingBCRYPTPasswordManager`` has handed to
+    bcrypt in this thread (not those it remembered)."""
+    return getattr(_checks, 'count', 0)
+
+
+def check_unknown_login(clear_password):
+    """Check ``clear_password`` with bcrypt as a known login's would be,
+    against ``UNKNOWN_LOGIN_HASH``: as costly, and never a match."""
+    BCRYPTPasswordManager().checkPassword(UNKNOWN_LOGIN_HASH,
+                                          clear_password)

@@ -113,9 +113,15 @@ def principals_path(ini, name='main'):
 
 def check_password(password, login):
     from zope.pipeline.credentials import KNOWN_PASSWORDS
+    from zope.pipeline.passwords import BCRYPT_MAX_BYTES
     if len(password) < MIN_LENGTH:
         raise SystemExit('The password must have at least %d characters.'
                          % MIN_LENGTH)
+    size = len(password.encode('utf-8'))
+    if size > BCRYPT_MAX_BYTES:
+        raise SystemExit('The password must be at most %d bytes long '
+                         '(UTF-8): bcrypt does not take longer ones (this '
+                         'one has %d).' % (BCRYPT_MAX_BYTES, size))
     if password in KNOWN_PASSWORDS or password == login:
         raise SystemExit('That password is known to everyone: choose '
                          'another.')

@@ -11,21 +11,28 @@ rendered in an interaction of its own).
 and other authentication utilities (what zope.login's adapter did in the
 classic application server); zope.pipeline's site.zcml registers it.
 
-Password guessing: a request that sends HTTP Basic credentials and ends
-unauthenticated (globally and at every local site) is a failed login,
-logged at WARNING with its login and client address (escaped).  After
+Password guessing: a request that sends HTTP Basic credentials (what the
+``ILoginPassword`` adapter reads from it, whichever header held them)
+and ends unauthenticated (globally and at every local site) is a failed
+login, logged at WARNING with its login and client address (escaped).  After
 ``authenticate.max_failures_per_client`` failures from one client address
 (after trusted proxies) or ``authenticate.max_failures_per_login`` for one
 login within ``authenticate.failure_window`` seconds, a request with
 credentials from that client or for that login is answered 429 with
 ``Retry-After`` before its password is checked: refused, never slowed
 down, so no thread waits.  A successful login forgets the failures of its
-client and its login.  The counts are kept in the memory of each process
-(``zope.pipeline.failedlogins``), shared by the chains of all request
-types: with P processes a client may make up to P times as many guesses.
+client and its login.  A failed login that no bcrypt check ran for
+(its login is unknown) pays one (``zope.pipeline.passwords``): an unknown
+login costs what a known one does.  The counts
+(``zope.pipeline.failedlogins``) are shared by the chains of all request
+types and, in a directory (``authenticate.state_dir``; under mod_wsgi
+the server's run directory), by every process of the server: the limits
+hold for the whole site.  Without one (``memory``; a single-process
+server) they live in the process's memory.
 """
 
 import logging
+import os
 
 from zope.authentication.interfaces import IAuthentication
 from zope.authentication.interfaces import ILoginPassword
@@ -43,12 +50,17 @@ from zope.interface.registry import Components
 from zope.location.interfaces import ISite
 from zope.publisher.interfaces.http import IHTTPCredentials
 from zope.schema import Int
+from zope.schema import TextLine
 from zope.security.management import newInteraction
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
 from zope.pipeline.failedlogins import FailedLogins
+from zope.pipeline.failedlogins import SharedFailedLogins
 from zope.pipeline.logtext import client_text
+from zope.pipeline.passwords import bcrypt_checks
+from zope.pipeline.passwords import check_unknown_login
+from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
 from zope.pipeline.scene import authenticate_globally
 from zope.pipeline.scene import end_interaction
 from zope.pipeline.wsgi import html_response
@@ -76,6 +88,13 @@ class IAuthenticateSettings(Interface):
     failure_window = Int(
         title='Seconds a failed login counts for', default=300, min=1,
         required=False)
+    state_dir = TextLine(
+        title='Directory (absolute) the processes of a server share their '
+              "failed-login counts in; 'memory' for this process only; '' "
+              'for failed-logins-<uid> in $ZOPE_PIPELINE_RUN_DIR when the '
+              'environment names one (the mod_wsgi deployments), else '
+              'memory',
+        default='', required=False)
 
 
 #: The stage contract (zope.pipeline.contract): the environ keys this
@@ -173,16 +192,28 @@ def local_authentication():
     return auth
 
 
-def attempted_login(environ, request):
-    """The login of the request's credentials (HTTP Basic, through the
-    ILoginPassword adapter), or None when it sends none."""
-    if not environ.get('HTTP_AUTHORIZATION'):
-        return None
+def attempted_login(request):
+    """The login of the credentials the request sends, or None when it
+    sends none.
+
+    Read through the ``ILoginPassword`` adapter, as the authentication
+    utilities read them (HTTP Basic: ``BasicAuthCredentials``): the
+    credentials counted are the ones checked, whichever header of the
+    request held them (zope.publisher takes ``CGI-Authorization`` before
+    ``Authorization``; the create_request stage drops a client's
+    ``CGI-Authorization`` unless it is trusted)."""
     credentials = ILoginPassword(request, None)
     login = credentials.getLogin() if credentials is not None else None
     if isinstance(login, bytes):
         login = login.decode('utf-8', 'replace')
     return login
+
+
+def equal_cost(request):
+    """Make a failed login whose password no bcrypt checked (an unknown
+    login) pay one bcrypt check, as a known login's wrong password does:
+    otherwise its answer's time tells that the login does not exist."""
+    check_unknown_login(ILoginPassword(request).getPassword())
 
 
 def is_authenticated(principal):
@@ -223,13 +254,44 @@ class LoginThrottle:
             self.failed.fail(login_key, self.per_login)
 
 
-def shared_failures(build, window):
-    """The publisher's FailedLogins (one for every chain), or a new one."""
-    if build is None:
+#: ``authenticate.state_dir`` for counts in this process's memory.
+IN_MEMORY = 'memory'
+
+
+def failures_directory(state_dir):
+    """The directory of the shared failed-login counts ``state_dir`` says,
+    or None for this process's memory: the setting, else
+    ``failed-logins-<uid>`` in the server's run directory when the
+    environment names one (``$ZOPE_PIPELINE_RUN_DIR``: every mod_wsgi
+    daemon of ``serve --mod-wsgi`` and of etc/app.wsgi)."""
+    state_dir = (state_dir or '').strip()
+    if state_dir == IN_MEMORY:
+        return None
+    if state_dir:
+        return state_dir
+    run_dir = os.environ.get(RUN_DIR_VARIABLE, '').strip()
+    if not run_dir:
+        return None
+    return os.path.join(run_dir, 'failed-logins-%d' % os.geteuid())
+
+
+def failure_store(window, directory):
+    if directory is None:
         return FailedLogins(window)
+    return SharedFailedLogins(directory, window)
+
+
+def shared_failures(build, window, directory=None):
+    """The publisher's failed logins (one store for every chain), or a
+    new one: in ``directory``, shared with the other processes using it,
+    or in memory (None)."""
+    if build is None:
+        return failure_store(window, directory)
     failed = build.shared.get(SHARED_NAME)
-    if failed is None or failed.window != window:
-        failed = build.shared[SHARED_NAME] = FailedLogins(window)
+    if failed is None or failed.window != window or \
+            getattr(failed, 'directory', None) != directory:
+        failed = build.shared[SHARED_NAME] = failure_store(window,
+                                                           directory)
     return failed
 
 
@@ -264,18 +326,21 @@ class AuthenticateStage:
     traversal_hooks = (authenticate_at_site,)
 
     def __init__(self, next_app, max_failures_per_client=20,
-                 max_failures_per_login=10, failure_window=300, build=None):
+                 max_failures_per_login=10, failure_window=300, state_dir='',
+                 build=None):
         self.next_app = next_app
         self.throttle = None
         if max_failures_per_client or max_failures_per_login:
             self.throttle = LoginThrottle(
-                shared_failures(build, failure_window),
+                shared_failures(build, failure_window,
+                                failures_directory(state_dir)),
                 max_failures_per_client, max_failures_per_login)
 
     def __call__(self, environ, start_response):
         request = environ[keys.REQUEST_KEY]
-        login = attempted_login(environ, request)
+        login = attempted_login(request)
         if login is not None:
+            checks = bcrypt_checks()
             client = client_of(environ)
             seconds = self.throttle.retry_after(client, login) \
                 if self.throttle is not None else 0
@@ -291,6 +356,9 @@ class AuthenticateStage:
         finally:
             end_interaction(request)
             if login is not None:
+                if not is_authenticated(request.principal) and \
+                        bcrypt_checks() == checks:
+                    equal_cost(request)
                 self.record(environ, client, login, request.principal)
 
     def record(self, environ, client, login, principal):

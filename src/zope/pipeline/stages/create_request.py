@@ -7,6 +7,16 @@ reference cycles zope.publisher's request is in are broken then
 (``close_request``), so reference counting frees a request's objects when
 the server drops its environ and the cyclic garbage collector has nothing
 of it to collect.
+
+Credentials come from the ``Authorization`` header only: zope.publisher
+also takes them from ``CGI-Authorization`` (``HTTP_CGI_AUTHORIZATION``,
+which a CGI gateway sets from the ``Authorization`` it was sent), a
+header any client can send itself.  Unless
+``create_request.trust_cgi_authorization`` says the server in front sets
+it, the stage drops it from the environ before the request is made, so
+the request sees no credentials in it; trusted, it holds the request's
+credentials (zope.publisher prefers it to ``Authorization``), which the
+authenticate stage counts and logs as any other.
 """
 
 import functools
@@ -33,14 +43,22 @@ class ICreateRequestSettings(Interface):
         title="Keep zope.publisher's X-Powered-By header (naming Zope and "
               'Python) on every response',
         default=False)
+    trust_cgi_authorization = Bool(
+        title='Take HTTP Basic credentials from the CGI-Authorization '
+              'header (only behind a gateway that sets it itself and '
+              "never passes the client's own)",
+        default=False)
 
+
+#: The environ key of a ``CGI-Authorization`` header.
+CGI_AUTHORIZATION = 'HTTP_CGI_AUTHORIZATION'
 
 #: The stage contract (zope.pipeline.contract): the environ keys this
 #: stage needs, reads when present, and writes.
 reads = ()
 reads_if_present = ()
 writes = (keys.REQUEST_KEY, keys.RESPONSE_KEY, keys.REQUEST_TYPE,
-          keys.POWERED_BY)
+          keys.POWERED_BY, CGI_AUTHORIZATION)
 
 
 def close_request(request):
@@ -78,14 +96,18 @@ class CreateRequestStage:
     reads_if_present = reads_if_present
     writes = writes
 
-    def __init__(self, next_app, build=None, powered_by=False):
+    def __init__(self, next_app, build=None, powered_by=False,
+                 trust_cgi_authorization=False):
         self.next_app = next_app
         self.powered_by = powered_by
+        self.trust_cgi_authorization = trust_cgi_authorization
         registry = (build.registry if build is not None
                     else getUtility(IPipelineRegistry))
         self.choose = registry.choose_request_factory
 
     def __call__(self, environ, start_response):
+        if not self.trust_cgi_authorization:
+            environ.pop(CGI_AUTHORIZATION, None)
         registration = self.choose(environ)
         if registration is None:
             return plain_response(
