@@ -333,3 +333,92 @@ def test_hits_misses_invalidations_and_stores_are_in_the_metrics(app):
             events('misses')) == (1, 2, 1, 2)
     assert exposed[key('zope_pipeline_requests_total', view=view,
                        status='200')] == 4
+
+
+# -- a property: random reads and commits of another process, never stale
+
+PAGES = ('/', '/folder', '/folder/page', '/folder/page/item-03',
+         '/folder/page/item-07', '/counter', '/folder/@@search?q=number+3',
+         '/folder/page?comment_error=empty')
+
+
+def retitle(path, title):
+    def change(root):
+        ob = root
+        for name in path:
+            ob = ob[name]
+        ob.title = title
+    return change
+
+
+def add_item(root):
+    from zope.pipeline.sample.content import Item
+    page = root['folder']['page']
+    name = 'item-%02d' % (len(page) + 1)
+    page[name] = Item('Item number %d' % (len(page) + 1), 'New.')
+
+
+def grant(deny):
+    def change(root):
+        manager = AnnotationPrincipalPermissionManager(root['folder'])
+        if deny:
+            manager.denyPermissionToPrincipal('zope.View', 'zope.anybody')
+        else:
+            manager.unsetPermissionForPrincipal('zope.View', 'zope.anybody')
+    return change
+
+
+CHANGES = {
+    'page title': lambda text: retitle(('folder', 'page'), text),
+    'item title': lambda text: retitle(('folder', 'page', 'item-03'), text),
+    'folder title': lambda text: retitle(('folder',), text),
+    'counter': lambda text: lambda root: root['counter'].increment(),
+    'comment': lambda text: lambda root: root['folder']['page'].add_comment(
+        'x', text),
+    'new item': lambda text: add_item,
+    'deny view': lambda text: grant(True),
+    'allow view': lambda text: grant(False),
+}
+
+
+def test_random_reads_and_commits_never_give_a_stale_page(app, other):
+    from hypothesis import HealthCheck
+    from hypothesis import given
+    from hypothesis import settings as hypothesis_settings
+    from hypothesis import strategies as st
+
+    reads = st.tuples(st.just('read'), st.sampled_from(PAGES),
+                      st.booleans())
+    commits = st.tuples(st.just('commit'), st.sampled_from(sorted(CHANGES)),
+                        st.text('abc', min_size=1, max_size=3))
+    hits = []
+
+    @hypothesis_settings(max_examples=30, deadline=None, database=None,
+                         suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.one_of(reads, reads, commits), min_size=1,
+                    max_size=12))
+    def check(steps):
+        for kind, what, detail in steps:
+            if kind == 'commit':
+                other.commit(CHANGES[what](detail))
+                continue
+            cached = app.get(what, expect_errors=True)
+            if detail:      # a validating client
+                etag = cached.headers.get('ETag')
+                if etag:
+                    again = app.get(what, headers={'If-None-Match': etag},
+                                    expect_errors=True)
+                    assert again.status_int == 304
+            fresh = app.get(what, headers=FRESH, expect_errors=True)
+            hits.append(is_hit(cached))
+            assert 'Age' not in fresh.headers
+            assert (cached.status, cached.body) == (fresh.status, fresh.body)
+            assert without_cache_headers(cached) == \
+                without_cache_headers(fresh)
+    check()
+    assert any(hits)        # the cache answered, and was checked
+
+
+def without_cache_headers(response):
+    return sorted((name, value) for name, value in response.headerlist
+                  if name not in CACHE_HEADERS)
