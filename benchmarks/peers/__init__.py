@@ -74,9 +74,14 @@ PIPELINE_CHECKED = Peer(
     '(ITrustedView)', 'benchmarks.peers.pipeline_checked_peer',
     'zope.pipeline')
 
+PIPELINE_CACHED = Peer(
+    'pipeline-cached', 'zope.pipeline, the same with its response cache on '
+    '(pipeline:cacheable)', 'benchmarks.peers.pipeline_cached_peer',
+    'zope.pipeline')
+
 #: In the order of the table (and of the first round).
 PEERS = (CEILING, PYRAMID, PYRAMID_ACL, ZOPE, CLASSIC, PIPELINE,
-         PIPELINE_CHECKED)
+         PIPELINE_CHECKED, PIPELINE_CACHED)
 BY_NAME = {peer.name: peer for peer in PEERS}
 
 #: Modules the peers (and paste.httpserver) import that the runtime does

@@ -81,7 +81,7 @@ def render(peer_name, tmp_path):
 @pytest.mark.usefixtures("bench_extra")
 @pytest.mark.parametrize('peer_name', [
     'pyramid', 'pyramid-acl', 'zope', 'classic', 'pipeline',
-    'pipeline-checked'])
+    'pipeline-checked', 'pipeline-cached'])
 def test_each_peer_serves_the_page_with_its_title_and_ten_items(
         peer_name, tmp_path):
     status, body = render(peer_name, tmp_path)

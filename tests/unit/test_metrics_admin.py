@@ -244,3 +244,18 @@ def test_legend_widths_are_bounded_by_the_widest_glyphs():
     assert entry_width(Line('Ab', [], '#000')) == pytest.approx(
         24 + (0.8 + 0.66) * 11)
     assert entry_width(Line('Wm#', [], '#000')) == pytest.approx(24 + 33)
+
+
+def test_the_response_cache_events_are_a_table_when_there_are_any():
+    snapshot = merge([])
+    assert admin.cache_table(snapshot) == ''
+    snapshot['totals'] = {
+        'Page:<b>': {'statuses': {'200': 3}, 'bytes': 1, 'blocks': 1,
+                     'retries': 0, 'duration': 0.1, 'buckets': [3, 0, 0],
+                     'cache': {'hits': 2, 'stores': 1}},
+        'Other:x': {'statuses': {'200': 1}, 'bytes': 1, 'blocks': 1,
+                    'retries': 0, 'duration': 0.1, 'buckets': [1, 0, 0]}}
+    table = admin.cache_table(snapshot)
+    assert '<td>Page:&lt;b&gt;</td><td>2</td><td>0</td><td>0</td>' \
+        '<td>1</td><td>0</td>' in table
+    assert 'Other:x' not in table

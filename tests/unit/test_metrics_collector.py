@@ -106,7 +106,7 @@ def test_records_are_aggregated_per_view_and_into_lifetime_totals():
     assert totals['Page:index.html'] == {
         'statuses': {'200': 1, '500': 1}, 'bytes': 110, 'blocks': 3,
         'retries': 2, 'duration': pytest.approx(0.55),
-        'buckets': [1, 1, 0]}
+        'buckets': [1, 1, 0], 'cache': {}}
     assert totals[NO_VIEW]['statuses'] == {'404': 1}
     assert totals[NO_VIEW]['buckets'] == [0, 1, 0]
     (step,) = collector.snapshot()['steps']
@@ -183,3 +183,19 @@ def test_each_step_counts_its_4xx_and_5xx_answers_per_view():
     view = step['views']['v']
     assert (view['requests'], view['client_errors'], view['errors']) == (
         5, 2, 1)
+
+
+def test_response_cache_events_are_totalled_by_view():
+    collector = Collector(step=10.0, bounds=(0.1, 1.0), clock=lambda: 1000)
+    for events in ({'misses': 1, 'stores': 1},
+                   {'hits': 1}, {'hits': 1},
+                   {'invalidations': 1, 'misses': 1, 'stores': 1,
+                    'evictions': 2}):
+        record = collector.begin(1000.0)
+        record.view, record.status, record.cache = ('Page:index.html',
+                                                    '200 Ok', events)
+        collector.finish(record, 1000.1)
+    collector.advance(1001)
+    assert collector.snapshot()['totals']['Page:index.html']['cache'] == {
+        'hits': 2, 'misses': 2, 'stores': 2, 'invalidations': 1,
+        'evictions': 2}

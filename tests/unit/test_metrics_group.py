@@ -172,3 +172,18 @@ def test_a_step_key_an_older_process_did_not_write_counts_as_zero():
     step = merged['steps'][0]
     assert step['views']['Page:index.html']['client_errors'] == 0
     assert step['views']['Page:index.html']['requests'] == 10
+
+
+def test_response_cache_events_of_the_processes_are_added():
+    def snapshot(cache):
+        totals = {'statuses': {'200': 1}, 'bytes': 1, 'blocks': 1,
+                  'retries': 0, 'duration': 0.1, 'buckets': [1, 0, 0]}
+        if cache is not None:
+            totals['cache'] = cache
+        return {'step': 10.0, 'bounds': [0.1, 1.0], 'threads': 1,
+                'closed_until': 1000.0, 'steps': [],
+                'totals': {'Page:index.html': totals}}
+    merged = merge([snapshot({'hits': 2}), snapshot(None),
+                    snapshot({'hits': 1, 'stores': 1})])
+    assert merged['totals']['Page:index.html']['cache'] == {
+        'hits': 3, 'stores': 1}

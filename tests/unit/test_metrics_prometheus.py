@@ -21,7 +21,8 @@ def snapshot():
     data['totals'] = {
         'Page:index.html': {'statuses': {'200': 7, '500': 1}, 'bytes': 900,
                             'blocks': 9, 'retries': 2, 'duration': 1.5,
-                            'buckets': [5, 2, 1]},
+                            'buckets': [5, 2, 1],
+                            'cache': {'hits': 5, 'stores': 1}},
         ODD_VIEW: {'statuses': {'404': 1}, 'bytes': 9, 'blocks': 1,
                    'retries': 0, 'duration': 0.01, 'buckets': [1, 0, 0]}}
     data['steps'] = [{'start': 1010.0, 'busy': 5.0, 'capacity': 40.0,
@@ -54,6 +55,7 @@ def test_counter_names_keep_one_total_suffix():
         'zope_pipeline_response_bytes_total',
         'zope_pipeline_response_blocks_total',
         'zope_pipeline_retries_total',
+        'zope_pipeline_response_cache_events_total',
         'zope_pipeline_capacity_utilization',
         'zope_pipeline_modwsgi_capacity_utilization',
         'zope_pipeline_processes'}
@@ -122,3 +124,13 @@ def test_an_empty_group_has_every_family_and_no_samples_by_view():
 
 def test_the_content_type_is_the_text_format_written():
     assert CONTENT_TYPE == 'text/plain; version=0.0.4; charset=utf-8'
+
+
+def test_response_cache_events_are_a_counter_by_view_and_event():
+    kind, events = families(render(snapshot()))[
+        'zope_pipeline_response_cache_events']
+    assert kind == 'counter'
+    name = 'zope_pipeline_response_cache_events_total'
+    assert events == {
+        key(name, view='Page:index.html', event='hits'): 5,
+        key(name, view='Page:index.html', event='stores'): 1}

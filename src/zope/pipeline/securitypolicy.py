@@ -159,7 +159,10 @@ class TableView:
     a new snapshot), the same current site manager (read where
     zope.component's hook answers, ``SITE_MANAGER_HOOK``) and the same
     global registry and generation.  ``ZopeSecurityPolicy`` asks that on
-    every check, inline; ``table`` is None when the view cannot hold."""
+    every check, inline; ``table`` is None when the view cannot hold, and
+    for a connection that records the objects it loads
+    (``responsecache.RecordingConnection.reads``, for the response cache:
+    a page must load the grant maps it depends on, not read the table)."""
 
     __slots__ = ('jar', 'opened', 'transaction', 'site_manager',
                  'adapters', 'generation', 'table')
@@ -175,7 +178,8 @@ class TableView:
         self.site_manager = None
         if getSiteManager.implementation is SITE_MANAGER_HOOK \
                 and self.opened is not None \
-                and self.transaction is not UNKNOWN and is_clean(jar):
+                and self.transaction is not UNKNOWN and is_clean(jar) \
+                and getattr(jar, 'reads', None) is None:
             self.site_manager = hooks.siteinfo.sm
             self.table = shared_grants(
                 jar, registry_key(self.site_manager, adapters))

@@ -25,6 +25,7 @@ from ZODB.POSException import ConflictError
 from zope.configuration.exceptions import ConfigurationError
 from zope.dottedname.resolve import resolve
 
+from zope.pipeline import responsecache
 from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_unavailable
 
@@ -107,14 +108,21 @@ def storage_in_memory(factory):
 
 
 def open_database(config_path):
-    """Open the DB a ZConfig file describes; '' means an in-memory DB."""
+    """Open the DB a ZConfig file describes; '' means an in-memory DB.
+
+    Its connections can record what they load, for the response cache
+    (``responsecache.RecordingConnection``; plain connections otherwise).
+    """
     if not config_path:
-        return ZODB.DB(MappingStorage(), database_name='main')
-    check_config(config_path)
-    from zope.pipeline import compat
-    compat.apply()
-    return ZODB.config.databaseFromConfig(
-        load_database_config(config_path).database)
+        db = ZODB.DB(MappingStorage(), database_name='main')
+    else:
+        check_config(config_path)
+        from zope.pipeline import compat
+        compat.apply()
+        db = ZODB.config.databaseFromConfig(
+            load_database_config(config_path).database)
+    responsecache.install(db)
+    return db
 
 
 def load_database_config(config_path):

@@ -18,6 +18,7 @@ from zope.pipeline.metrics import IMetricsRuntime
 from zope.pipeline.metrics.charts import PALETTE
 from zope.pipeline.metrics.charts import Line
 from zope.pipeline.metrics.charts import chart
+from zope.pipeline.metrics.collector import CACHE_EVENTS
 from zope.pipeline.metrics.histogram import bound_quantile
 from zope.pipeline.metrics.histogram import merge_counts
 from zope.pipeline.metrics.histogram import percentile
@@ -208,14 +209,32 @@ def totals_table(snapshot):
                         view['duration'] / requests * 1000 if requests
                         else 0.0, quantiles[0], quantiles[1], view['bytes'],
                         view['retries']))
-    return ('<table><tr><th>View</th><th>Requests</th><th>By status</th>'
+    return ('%s<table><tr><th>View</th><th>Requests</th><th>By status</th>'
             '<th>Mean ms</th><th>p50 ms</th><th>p99 ms</th><th>Bytes</th>'
             '<th>Retries</th></tr>%s</table><p class="about">p50 and p99 '
             'are estimates from the histogram buckets (le %s s), placed '
             'linearly inside the bucket, as Prometheus does; "&gt; x" '
             'means beyond the last bucket.</p>'
-            % (''.join(rows), html.escape(' '.join('%g' % bound
+            % (cache_table(snapshot), ''.join(rows),
+               html.escape(' '.join('%g' % bound
                                                    for bound in bounds))))
+
+
+def cache_table(snapshot):
+    """The response cache's events by view ('' when it did nothing)."""
+    rows = []
+    for name in sorted(snapshot['totals']):
+        cache = snapshot['totals'][name].get('cache') or {}
+        if cache:
+            rows.append('<tr><td>%s</td>%s</tr>' % (html.escape(name), ''.join(
+                '<td>%d</td>' % cache.get(event, 0)
+                for event in CACHE_EVENTS)))
+    if not rows:
+        return ''
+    return ('<table class="cache"><caption>Response cache</caption><tr>'
+            '<th>View</th>%s</tr>%s</table>' % (
+                ''.join('<th>%s</th>' % event.capitalize()
+                        for event in CACHE_EVENTS), ''.join(rows)))
 
 
 def refresh_period(text):

@@ -33,7 +33,7 @@ class Record:
     """What one request did; filled by the metrics stages, read after close."""
 
     __slots__ = ('start', 'end', 'accounted', 'view', 'attempt', 'status',
-                 'headers', 'bytes', 'blocks')
+                 'headers', 'bytes', 'blocks', 'cache')
 
     def __init__(self, start):
         self.start = self.accounted = start
@@ -44,6 +44,13 @@ class Record:
         self.headers = ()
         self.bytes = 0
         self.blocks = 0
+        #: What the response cache did for this request ({event: count}:
+        #: hits, misses, invalidations, stores, evictions), or None.
+        self.cache = None
+
+
+#: The response cache's events, as counted by view (``Record.cache``).
+CACHE_EVENTS = ('hits', 'misses', 'invalidations', 'stores', 'evictions')
 
 
 def status_code(status):
@@ -90,10 +97,11 @@ class ViewTotals:
     """One view's lifetime counters, as Prometheus exposes them."""
 
     __slots__ = ('statuses', 'bytes', 'blocks', 'retries', 'duration',
-                 'buckets')
+                 'buckets', 'cache')
 
     def __init__(self, bucket_count):
         self.statuses = {}
+        self.cache = {}
         self.bytes = self.blocks = self.retries = 0
         self.duration = 0.0
         self.buckets = [0] * bucket_count
@@ -209,6 +217,10 @@ class Collector:
         totals.retries += retries
         totals.duration += duration
         totals.buckets[bound_index(self.bounds, duration)] += 1
+        if record.cache:
+            cache = totals.cache
+            for event, count in record.cache.items():
+                cache[event] = cache.get(event, 0) + count
 
     def _add_busy(self, begin, end):
         for start, seconds in spread(begin, end, self.step):
@@ -304,7 +316,7 @@ def totals_data(totals):
                          for code, count in totals.statuses.items()},
             'bytes': totals.bytes, 'blocks': totals.blocks,
             'retries': totals.retries, 'duration': totals.duration,
-            'buckets': list(totals.buckets)}
+            'buckets': list(totals.buckets), 'cache': dict(totals.cache)}
 
 
 def view_step_data(view, scale):

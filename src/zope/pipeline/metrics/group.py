@@ -238,6 +238,9 @@ def merge_totals(target, totals):
             into[key] += view[key]
         into['buckets'] = [mine + theirs for mine, theirs in
                            zip(into['buckets'], view['buckets'])]
+        cache = into.setdefault('cache', {})
+        for event, count in view.get('cache', {}).items():
+            cache[event] = cache.get(event, 0) + count
 
 
 def copy_step(step):

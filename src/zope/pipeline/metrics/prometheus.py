@@ -47,6 +47,7 @@ class GroupCollector(Collector):
         yield durations(self.snapshot['bounds'], totals, views)
         for name, key, text in VIEW_COUNTERS:
             yield view_counter(name, text, key, totals, views)
+        yield response_cache(totals, views)
         yield from gauges(self.snapshot)
 
 
@@ -88,6 +89,21 @@ def cumulative_buckets(bounds, counts):
         cumulative += count
         buckets.append((bound, cumulative))
     return buckets
+
+
+def response_cache(totals, views):
+    """The response cache's events (hits, misses, invalidations, stores,
+    evictions) by view; only those that happened."""
+    family = CounterMetricFamily(
+        'zope_pipeline_response_cache_events_total',
+        'Response cache events, by view: hits, misses (a cacheable page '
+        'rendered), invalidations (a stored page dropped because an object '
+        'it read changed), stores and evictions.',
+        labels=('view', 'event'))
+    for view in views:
+        for event, count in sorted(totals[view].get('cache', {}).items()):
+            family.add_metric((view, event), count)
+    return family
 
 
 def view_counter(name, text, key, totals, views):

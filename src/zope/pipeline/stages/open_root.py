@@ -30,11 +30,13 @@ transaction begins.
 
 import functools
 
+from ZODB.Connection import Connection
 from zope.interface import Interface
 from zope.schema import Field
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
+from zope.pipeline.responsecache import install
 from zope.pipeline.scene import RequestTransactionManager
 from zope.pipeline.scene import bind_to_thread
 from zope.pipeline.storage import create_root_folder
@@ -55,12 +57,16 @@ class DatabaseField(Field):
 
 
 class OpenDatabase:
-    """A database opened by the caller, in the shape of ProcessDatabase."""
+    """A database opened by the caller, in the shape of ProcessDatabase.
+    Its connections can record what they load, for the response cache
+    (``responsecache.install``), as those of the databases the pipeline
+    opens."""
 
     __slots__ = ('db',)
 
     def __init__(self, db):
         self.db = db
+        install(db)
 
     def get(self):
         return self.db
@@ -76,7 +82,10 @@ class ChosenDatabase:
         self.choose = choose
 
     def get(self):
-        return self.choose()
+        db = self.choose()
+        if db.klass is Connection:      # a new one: as OpenDatabase
+            install(db)
+        return db
 
 
 def given_database(database):

@@ -1,0 +1,440 @@
+"""The response cache stage through the full pipeline, on the sample site
+(etc/site-dev.zcml) stored in RelStorage on SQLite.
+
+"Another process" is a second ``ZODB.DB`` opened on the same SQLite
+files: what it commits reaches the site's database only through
+RelStorage's invalidation polling, as a commit of another mod_wsgi
+process or host does.
+"""
+
+import base64
+import os
+
+import pytest
+import transaction
+from zope.securitypolicy.principalpermission import (
+    AnnotationPrincipalPermissionManager,
+)
+
+from zope.pipeline import storage
+
+from .inner import sqlite_config
+from tests.conftest import ROOT
+from tests.exposition import key
+from tests.exposition import samples
+
+SITE_ZCML = os.path.join(ROOT, 'etc', 'site-dev.zcml')
+POPULATE = 'zope.pipeline.sample.content.populate'
+#: A cookie the site does not list as irrelevant: the cache stays out of
+#: the way, the request is rendered by the same pipeline.
+FRESH = {'Cookie': 'fresh=1'}
+#: The headers only stored pages carry, and Age.
+CACHE_HEADERS = ('Age', 'ETag', 'Cache-Control', 'Vary')
+
+
+def settings(config, **cache):
+    cache.setdefault('enabled', 'true')
+    return {'open_root': {'populate': POPULATE, 'zodb_config': config},
+            'metrics': {'modwsgi': 'false', 'flush_interval': '3600'},
+            'response_cache': cache}
+
+
+@pytest.fixture
+def config(tmp_path):
+    return sqlite_config(tmp_path)
+
+
+@pytest.fixture
+def app(make_testapp, config):
+    return make_testapp(SITE_ZCML, settings(config))
+
+
+@pytest.fixture
+def other(app, config):
+    """Commits as another process: a DB of its own on the same files."""
+    app.get('/')            # the site's process created the database
+    db = storage.open_database(config)
+    yield OtherProcess(db)
+    db.close()
+
+
+class OtherProcess:
+
+    def __init__(self, db):
+        self.db = db
+
+    def commit(self, change):
+        """Run ``change(site root)`` in a transaction of its own, commit."""
+        manager = transaction.TransactionManager(explicit=True)
+        connection = self.db.open(transaction_manager=manager)
+        try:
+            manager.begin()
+            change(connection.root()['Application'])
+            manager.commit()
+        finally:
+            connection.close()
+
+
+def basic(login, password):
+    token = base64.b64encode(('%s:%s' % (login, password)).encode())
+    return {'Authorization': 'Basic ' + token.decode()}
+
+
+def stored(app, path, **kw):
+    """Ask twice: the key is learned, then the page recorded and stored."""
+    app.get(path, **kw)
+    return app.get(path, **kw)
+
+
+def is_hit(response):
+    return 'Age' in response.headers
+
+
+# -- hits, validators
+
+
+def test_the_third_request_of_a_page_is_a_hit_with_age_and_etag(app):
+    first = app.get('/folder/page')
+    second = app.get('/folder/page')
+    third = app.get('/folder/page')
+    assert 'ETag' not in first.headers and not is_hit(first)
+    assert 'ETag' in second.headers and not is_hit(second)
+    assert is_hit(third) and int(third.headers['Age']) >= 0
+    assert third.headers['ETag'] == second.headers['ETag']
+    assert third.headers['Cache-Control'] == 'no-cache'
+    assert third.body == second.body == first.body
+
+
+def test_if_none_match_of_the_current_etag_gets_304_without_body(app):
+    etag = stored(app, '/folder/page').headers['ETag']
+    response = app.get('/folder/page', headers={'If-None-Match': etag},
+                       status=304)
+    assert response.body == b''
+    assert response.headers['ETag'] == etag
+    assert 'Content-Type' not in response.headers
+
+
+def test_a_recording_request_with_the_current_etag_gets_304(
+        make_testapp, config):
+    # the page was dropped (evicted here; or kept by another process):
+    # rendered again, it has the same ETag, and the client's copy is good
+    app = make_testapp(SITE_ZCML, settings(config, max_bytes='7000'))
+    etag = stored(app, '/folder/page/item-01').headers['ETag']
+    stored(app, '/folder/page/item-02')
+    app.get('/folder/page/item-01')                     # learned again
+    response = app.get('/folder/page/item-01',
+                       headers={'If-None-Match': etag}, status=304)
+    assert response.headers['ETag'] == etag and response.body == b''
+    assert is_hit(app.get('/folder/page/item-01'))
+
+
+def test_if_none_match_of_an_old_etag_gets_the_page(app):
+    stored(app, '/folder/page')
+    response = app.get('/folder/page', headers={'If-None-Match': '"old"'})
+    assert response.status_int == 200 and is_hit(response)
+
+
+def test_head_is_answered_from_the_stored_get(app):
+    get = stored(app, '/folder/page')
+    head = app.head('/folder/page')
+    assert is_hit(head) and head.body == b''
+    assert head.headers['Content-Length'] == get.headers['Content-Length']
+
+
+def test_security_headers_are_on_hits(app):
+    hit = stored(app, '/folder/page') and app.get('/folder/page')
+    assert is_hit(hit)
+    assert hit.headers['X-Content-Type-Options'] == 'nosniff'
+    assert 'X-Frame-Options' in hit.headers
+
+
+def test_each_host_has_its_own_page(app):
+    stored(app, '/folder/page')
+    other = app.get('/folder/page', extra_environ={
+        'HTTP_HOST': '127.0.0.1:80'})
+    assert not is_hit(other)
+    assert 'http://127.0.0.1/folder/page' in other.text
+
+
+def test_each_query_and_language_has_its_own_page(app):
+    stored(app, '/folder/page')
+    refused = app.get('/folder/page?comment_error=empty')
+    assert not is_hit(refused) and 'The comment is empty' in refused.text
+    german = app.get('/folder/page', headers={'Accept-Language': 'de'})
+    assert not is_hit(german)
+
+
+# -- never stale
+
+
+def test_a_commit_of_another_process_to_the_page_renders_it_again(
+        app, other):
+    stored(app, '/folder/page')
+    assert is_hit(app.get('/folder/page'))
+
+    def retitle(root):
+        root['folder']['page'].title = 'Changed elsewhere'
+    other.commit(retitle)
+    response = app.get('/folder/page')
+    assert not is_hit(response)
+    assert '<h1>Changed elsewhere</h1>' in response.text
+    again = app.get('/folder/page')
+    assert is_hit(again) and '<h1>Changed elsewhere</h1>' in again.text
+
+
+def test_a_commit_to_an_object_the_page_did_not_read_keeps_the_hit(
+        app, other):
+    stored(app, '/folder/page/item-03')
+
+    def count(root):
+        root['counter'].increment()
+    other.commit(count)
+    response = app.get('/folder/page/item-03')
+    assert is_hit(response)
+    assert app.get('/counter', headers=FRESH).text == '1'
+
+
+def test_a_comment_renders_the_page_again(app):
+    stored(app, '/folder/page')
+    app.post('/folder/page/@@add-comment', {'author': 'Ann', 'text': 'Hi'})
+    response = app.get('/folder/page')
+    assert not is_hit(response) and 'Hi' in response.text
+
+
+def test_the_counter_page_follows_each_increment(app, other):
+    stored(app, '/counter')
+    for expected in ('1', '2'):
+        app.post('/counter/increment')
+        response = app.get('/counter')
+        assert not is_hit(response) and response.text == expected
+    other.commit(lambda root: root['counter'].increment())
+    assert app.get('/counter').text == '3'
+
+
+def test_a_local_grant_changed_in_the_database_invalidates_the_page(
+        app, other):
+    stored(app, '/folder/page')
+
+    def deny(root):
+        AnnotationPrincipalPermissionManager(
+            root['folder']).denyPermissionToPrincipal('zope.View',
+                                                      'zope.anybody')
+    other.commit(deny)
+    response = app.get('/folder/page', status=401)
+    assert not is_hit(response)
+
+
+def test_a_grant_changed_in_an_existing_grant_map_invalidates_the_page(
+        app, other):
+    # the folder keeps its (emptied) map: the deny changes that map only.
+    # The security policy's shared table of objects that grant nothing
+    # must not answer for it while the page is recorded, or the map is
+    # not among what the page read (it was served stale, 200 for 401).
+    other.commit(grant(True))
+    other.commit(grant(False))
+    stored(app, '/folder/@@search?q=number+3')
+    assert is_hit(app.get('/folder/@@search?q=number+3'))
+    other.commit(grant(True))
+    response = app.get('/folder/@@search?q=number+3', status=401)
+    assert not is_hit(response)
+
+
+# -- never one principal's page to another, nothing kept that may not be
+
+
+def test_requests_with_credentials_are_never_answered_from_the_cache(app):
+    stored(app, '/folder/page')
+    for _ in range(3):
+        response = app.get('/folder/page', headers=basic('admin', 'admin'))
+        assert not is_hit(response) and 'ETag' not in response.headers
+
+
+def test_a_page_rendered_for_a_principal_is_not_kept(app, monkeypatch):
+    # an authentication that needs no credentials header (say, by
+    # address) makes the page a principal's: not learned, not stored
+    from zope.interface import Interface
+
+    from zope.pipeline.stages import response_cache
+
+    class IAnonymousNever(Interface):
+        """Provided by no principal."""
+    monkeypatch.setattr(response_cache, 'IUnauthenticatedPrincipal',
+                        IAnonymousNever)
+    for _ in range(3):
+        assert 'ETag' not in app.get('/folder/page').headers
+
+
+def test_requests_with_cookies_are_rendered(app):
+    stored(app, '/folder/page')
+    response = app.get('/folder/page', headers={'Cookie': 'session=1'})
+    assert not is_hit(response)
+
+
+def test_cookies_the_site_lists_as_irrelevant_are_ignored(
+        make_testapp, config):
+    app = make_testapp(SITE_ZCML, settings(config,
+                                           ignored_cookies='_ga theme'))
+    stored(app, '/folder/page')
+    assert is_hit(app.get('/folder/page', headers={'Cookie': '_ga=1'}))
+    assert not is_hit(app.get('/folder/page',
+                              headers={'Cookie': '_ga=1; s=2'}))
+
+
+def test_answers_that_are_not_200_are_not_kept(app):
+    for _ in range(3):
+        response = app.get('/folder/page/edit', status=401)
+        assert 'ETag' not in response.headers
+    for _ in range(3):
+        assert 'ETag' not in app.get('/nothing-here', status=404).headers
+
+
+def test_views_not_declared_cacheable_are_not_kept(app):
+    for _ in range(3):
+        assert 'ETag' not in app.get('/@@/zope.pipeline.sample/style.css'
+                                     ).headers
+
+
+def test_a_get_that_writes_is_not_kept(app, monkeypatch):
+    from zope.security.proxy import removeSecurityProxy
+
+    from zope.pipeline.sample.views import ItemView
+    render = ItemView.__call__
+
+    def writing(self):
+        removeSecurityProxy(self.context).title = self.context.title + '!'
+        return render(self)
+    monkeypatch.setattr(ItemView, '__call__', writing)
+    bodies = [app.get('/folder/page/item-03') for _ in range(3)]
+    assert not any('ETag' in response.headers for response in bodies)
+    assert 'Item number 3!!!' in bodies[-1].text
+
+
+def test_a_page_larger_than_max_entry_bytes_is_not_kept(
+        make_testapp, config):
+    app = make_testapp(SITE_ZCML, settings(config, max_entry_bytes='100'))
+    stored(app, '/folder/page')
+    assert not is_hit(app.get('/folder/page'))
+
+
+def test_least_recently_used_pages_are_evicted_beyond_max_bytes(
+        make_testapp, config):
+    app = make_testapp(SITE_ZCML, settings(config, max_bytes='12000'))
+    for number in range(1, 8):
+        stored(app, '/folder/page/item-%02d' % number)
+    assert is_hit(app.get('/folder/page/item-07'))
+    assert not is_hit(app.get('/folder/page/item-01'))
+
+
+def test_off_unless_enabled(make_testapp, config):
+    app = make_testapp(SITE_ZCML, settings(config, enabled='false'))
+    for _ in range(3):
+        assert 'ETag' not in app.get('/folder/page').headers
+
+
+# -- metrics
+
+
+def test_hits_misses_invalidations_and_stores_are_in_the_metrics(app):
+    stored(app, '/folder/page')
+    app.get('/folder/page')
+    app.post('/folder/page/@@add-comment', {'author': 'a', 'text': 'b'})
+    app.get('/folder/page')
+    exposed = samples(app.get('/_metrics').text)
+    view = 'Page:index.html'
+
+    def events(event):
+        return exposed.get(key('zope_pipeline_response_cache_events_total',
+                               view=view, event=event))
+    assert (events('hits'), events('stores'), events('invalidations'),
+            events('misses')) == (1, 2, 1, 2)
+    assert exposed[key('zope_pipeline_requests_total', view=view,
+                       status='200')] == 4
+
+
+# -- a property: random reads and commits of another process, never stale
+
+PAGES = ('/', '/folder', '/folder/page', '/folder/page/item-03',
+         '/folder/page/item-07', '/counter', '/folder/@@search?q=number+3',
+         '/folder/page?comment_error=empty')
+
+
+def retitle(path, title):
+    def change(root):
+        ob = root
+        for name in path:
+            ob = ob[name]
+        ob.title = title
+    return change
+
+
+def add_item(root):
+    from zope.pipeline.sample.content import Item
+    page = root['folder']['page']
+    name = 'item-%02d' % (len(page) + 1)
+    page[name] = Item('Item number %d' % (len(page) + 1), 'New.')
+
+
+def grant(deny):
+    def change(root):
+        manager = AnnotationPrincipalPermissionManager(root['folder'])
+        if deny:
+            manager.denyPermissionToPrincipal('zope.View', 'zope.anybody')
+        else:
+            manager.unsetPermissionForPrincipal('zope.View', 'zope.anybody')
+    return change
+
+
+CHANGES = {
+    'page title': lambda text: retitle(('folder', 'page'), text),
+    'item title': lambda text: retitle(('folder', 'page', 'item-03'), text),
+    'folder title': lambda text: retitle(('folder',), text),
+    'counter': lambda text: lambda root: root['counter'].increment(),
+    'comment': lambda text: lambda root: root['folder']['page'].add_comment(
+        'x', text),
+    'new item': lambda text: add_item,
+    'deny view': lambda text: grant(True),
+    'allow view': lambda text: grant(False),
+}
+
+
+def test_random_reads_and_commits_never_give_a_stale_page(app, other):
+    from hypothesis import HealthCheck
+    from hypothesis import given
+    from hypothesis import settings as hypothesis_settings
+    from hypothesis import strategies as st
+
+    reads = st.tuples(st.just('read'), st.sampled_from(PAGES),
+                      st.booleans())
+    commits = st.tuples(st.just('commit'), st.sampled_from(sorted(CHANGES)),
+                        st.text('abc', min_size=1, max_size=3))
+    hits = []
+
+    @hypothesis_settings(max_examples=100, deadline=None, database=None,
+                         suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.one_of(reads, reads, commits), min_size=1,
+                    max_size=12))
+    def check(steps):
+        for kind, what, detail in steps:
+            if kind == 'commit':
+                other.commit(CHANGES[what](detail))
+                continue
+            cached = app.get(what, expect_errors=True)
+            if detail:      # a validating client
+                etag = cached.headers.get('ETag')
+                if etag:
+                    again = app.get(what, headers={'If-None-Match': etag},
+                                    expect_errors=True)
+                    assert again.status_int == 304
+            fresh = app.get(what, headers=FRESH, expect_errors=True)
+            hits.append(is_hit(cached))
+            assert 'Age' not in fresh.headers
+            assert (cached.status, cached.body) == (fresh.status, fresh.body)
+            assert without_cache_headers(cached) == \
+                without_cache_headers(fresh)
+    check()
+    assert any(hits)        # the cache answered, and was checked
+
+
+def without_cache_headers(response):
+    return sorted((name, value) for name, value in response.headerlist
+                  if name not in CACHE_HEADERS)
