@@ -299,9 +299,9 @@ class VirtualHostStage:
     reads_if_present = reads_if_present
     writes = writes
 
-    def __init__(self, next_app, trusted_proxies='',
-                 forwarded_headers='x-forwarded', allowed_hosts=LOOPBACK,
-                 vh_from_anyone=False, set_https=True):
+    def __init__(self, next_app, trusted_proxies='', allowed_hosts=LOOPBACK,
+                 vh_from_anyone=False, set_https=True,
+                 forwarded_headers='x-forwarded'):
         self.next_app = next_app
         self.proxies = AddressList(trusted_proxies,
                                    'virtual_host.trusted_proxies')
