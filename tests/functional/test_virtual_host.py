@@ -23,6 +23,8 @@ HOSTS = 'localhost example.com *.example.com *.example [2001:db8::1]'
 #: Settings of a site behind a proxy on this machine.
 PROXIED = {'virtual_host__trusted_proxies': '127.0.0.1',
            'virtual_host__allowed_hosts': HOSTS}
+#: The same, believing RFC 7239 Forwarded rather than X-Forwarded-*.
+PROXIED_RFC7239 = dict(PROXIED, virtual_host__forwarded_headers='forwarded')
 
 
 def urls(app, path, headers=None, **environ):
@@ -164,20 +166,29 @@ def test_forwarded_http_from_a_trusted_proxy_overrides_an_https_server(
 ])
 def test_rfc7239_forwarded_with_quoted_values_and_several_elements_last_wins(
         outer_app, header, expected):
-    app = outer_app(**PROXIED)
+    app = outer_app(**PROXIED_RFC7239)
 
     seen = urls(app, '/folder/@@urls', {'Forwarded': header})
 
     assert seen['context_url'] == expected + '/folder'
 
 
-def test_forwarded_wins_over_x_forwarded_headers(outer_app):
-    app = outer_app(**PROXIED)
+@pytest.mark.parametrize('settings, expected', [
+    (PROXIED, 'http://other.example'),
+    (PROXIED_RFC7239, 'http://www.example.com'),
+])
+def test_only_the_family_of_forwarded_headers_set_is_believed(
+        outer_app, settings, expected):
+    app = outer_app(**settings)
     headers = {'Forwarded': 'host=www.example.com',
-               'X-Forwarded-Host': 'other.example'}
+               'X-Forwarded-Host': 'other.example', 'X-Real-IP': '192.0.2.1'}
 
-    assert urls(app, '/@@urls', headers)['context_url'] == (
-        'http://www.example.com')
+    seen = urls(app, '/@@urls', headers)
+
+    assert seen['context_url'] == expected
+    assert seen['forwarded_keys'] == (
+        ['HTTP_X_FORWARDED_HOST'] if settings is PROXIED
+        else ['HTTP_FORWARDED'])
 
 
 @pytest.mark.parametrize('headers, expected', [
@@ -250,7 +261,8 @@ def test_x_vhm_host_with_a_port_keeps_it(outer_app):
 ])
 def test_bad_forwarded_values_from_a_trusted_proxy_get_400(outer_app,
                                                            headers):
-    app = outer_app(**PROXIED)
+    app = outer_app(**(PROXIED_RFC7239 if 'Forwarded' in headers
+                       else PROXIED))
 
     app.get('/@@urls', headers=headers, status=400)
 
@@ -393,12 +405,16 @@ def test_loopback_names_with_any_port_are_allowed_by_default(outer_app,
      '203.0.113.9'),
     ({'Forwarded': 'for=203.0.113.9, for="[2001:db8::5]:4711"'},
      '2001:db8::5'),
-    ({'X-Real-IP': '203.0.113.9'}, '203.0.113.9'),
+    ({'Forwarded': 'for=203.0.113.9', 'X-Forwarded-For': '192.0.2.1'},
+     '203.0.113.9'),
+    # X-Real-IP is believed under neither family: the proxy's own request
+    ({'X-Real-IP': '203.0.113.9'}, '127.0.0.1'),
     ({'X-Forwarded-For': 'unknown'}, ''),
 ])
 def test_the_client_address_is_the_one_trusted_proxies_forwarded(
         outer_app, headers, expected):
-    app = outer_app(**PROXIED)
+    app = outer_app(**(PROXIED_RFC7239 if 'Forwarded' in headers
+                       else PROXIED))
 
     seen = urls(app, '/@@urls', headers)
 

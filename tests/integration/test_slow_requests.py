@@ -351,13 +351,15 @@ def test_a_request_apache_read_the_body_of_looks_like_one_served_directly(
         # A client cannot claim TLS; the proxy can, to the daemons'
         # listener (the loopback port of body-buffering.conf).
         claimed = echo(server.port, 'POST', body=b'a=3',
-                       headers={'X-Zope-Pipeline-Https': 'on'})[1]
+                       headers={'X-Zope-Pipeline-Proxied':
+                                '127.0.0.2 https'})[1]
         with open(os.path.join(server.server_root,
                                'body-buffering.conf')) as stream:
             inner = int(re.search(r'<VirtualHost 127\.0\.0\.1:(\d+)>',
                                   stream.read()).group(1))
         over_tls = echo(inner, 'POST', body=b'a=4', source='127.0.0.1',
-                        headers={'X-Zope-Pipeline-Https': 'on',
+                        headers={'X-Zope-Pipeline-Proxied':
+                                     '127.0.0.3 https',
                                  'X-Zope-Pipeline-Client-Address':
                                      '127.0.0.3'})[1]
         log = server.log()

@@ -225,16 +225,17 @@ def config_test(conf):
                           text=True, timeout=60)
 
 
-def https_request(port, path, certificate, headers=None):
+def https_request(port, path, certificate, headers=None, method='GET',
+                  body=None):
     context = ssl.create_default_context(cafile=certificate)
     connection = http.client.HTTPSConnection('localhost', port,
                                              context=context, timeout=30)
     try:
-        connection.request('GET', path, headers=headers or {})
+        connection.request(method, path, body=body, headers=headers or {})
+        version = connection.sock.version()
         response = connection.getresponse()
         return (response.status, dict(response.getheaders()),
-                response.read().decode('utf-8', 'replace'),
-                connection.sock.version())
+                response.read().decode('utf-8', 'replace'), version)
     finally:
         connection.close()
 
@@ -284,6 +285,13 @@ def test_system_apache_serves_the_site_over_https_only():
             redirect = support.request(http_port, support.PAGE + '?a=1',
                                        headers={'Authorization':
                                                 'Basic ' + token})
+            # a request with a body goes through the proxy: still https,
+            # whatever headers the client names in Connection
+            post = https_request(port, support.PAGE, certificate, {
+                'Content-Type': 'application/x-www-form-urlencoded',
+                'Connection': 'close, X-Zope-Pipeline-Https, '
+                              'X-Zope-Pipeline-Proxied'},
+                'POST', 'a=1')
         finally:
             server.stop()
         log = server.log()
@@ -298,6 +306,9 @@ def test_system_apache_serves_the_site_over_https_only():
         port, support.PAGE)
     assert 'Strict-Transport-Security' not in redirect[1]
     assert support.item_titles(redirect[2]) == []
+    assert post[0] == 200, log
+    assert 'href="https://localhost:%d/folder/' % port in post[2]
+    assert 'http://localhost' not in post[2]
 
 
 
@@ -310,13 +321,15 @@ def system_apache():
     with support.scratch_directory() as directory:
         apache, ini = make_project(directory)
         port = support.free_port()
+        buffered_port = support.free_port()
         conf = os.path.join(apache, 'httpd.conf')
         with open(conf, 'w') as stream:
             stream.write(HTTPD_CONF % {
                 'apache': apache, 'port': port, 'modules': MODULES,
                 'module_config': module_config(), 'root': directory,
-                'venv': sys.prefix, 'buffered_port': support.free_port()})
+                'venv': sys.prefix, 'buffered_port': buffered_port})
         server = SystemApache(conf, os.path.join(apache, 'error.log'), port)
+        server.buffered_port = buffered_port
         try:
             server.start(ini=ini)
             yield server
@@ -379,6 +392,49 @@ def test_system_apache_serves_app_wsgi_with_a_separate_admin_group():
     # The admin group has one process of its own, never a site process.
     assert admin_again['X-Pipeline-Pid'] == admin_pid
     assert admin_pid not in site_pids, log
+
+
+def failed_login_from(port, source, headers):
+    """POST a wrong password from ``source`` (a loopback address) with
+    ``headers``; return the status."""
+    connection = http.client.HTTPConnection(
+        '127.0.0.1', port, timeout=30, source_address=(source, 0))
+    try:
+        connection.request('POST', support.PAGE + '/@@edit', body='a=1',
+                           headers=dict(headers, **{
+                               'Content-Type':
+                                   'application/x-www-form-urlencoded',
+                               'Authorization': 'Basic ' + base64.b64encode(
+                                   b'boss:wrong-password').decode()}))
+        response = connection.getresponse()
+        response.read()
+        return response.status
+    finally:
+        connection.close()
+
+
+def test_system_apache_connection_header_cannot_strip_the_client_address():
+    """A client naming the proxy's X-Zope-Pipeline-Client-Address in
+    Connection is still logged with its own address (127.0.0.2, not the
+    proxy's 127.0.0.1); the daemons' listener refuses a request without
+    the proxy's headers (tests/security/test_body_buffering_proxy.py has
+    the same attacks on `serve --mod-wsgi`)."""
+    with system_apache() as server:
+        status = failed_login_from(server.port, '127.0.0.2', {
+            'Connection': 'close, X-Zope-Pipeline-Client-Address'})
+        bare = support.request(server.buffered_port, support.PAGE, 'POST',
+                               'a=1', headers={'Content-Type':
+                                               'application/x-www-form-'
+                                               'urlencoded'})[0]
+        deadline = time.monotonic() + 10
+        while 'Failed login' not in server.log() and \
+                time.monotonic() < deadline:
+            time.sleep(0.2)
+        log = server.log()
+    assert status == 401
+    assert 'Failed login boss from 127.0.0.2 ' in log, log
+    assert 'Failed login boss from 127.0.0.1 ' not in log
+    assert bare == 400
 
 
 #: More slow request bodies than the configuration's 4 x 4 daemon threads.

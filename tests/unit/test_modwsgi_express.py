@@ -2,6 +2,7 @@
 writes for its daemon processes."""
 
 import os
+import re
 import runpy
 
 import pytest
@@ -73,6 +74,25 @@ def test_the_clients_listener_proxies_bodies_to_the_daemons_one(
         in conf
 
 
+@pytest.mark.parametrize('connection, kept', [
+    ('close, X-Zope-Pipeline-Client-Address', ['close']),
+    ('X-Zope-Pipeline-Proxied,Keep-Alive', ['Keep-Alive']),
+    ('keep-alive , x-forwarded-for,CLOSE ', ['keep-alive', 'CLOSE']),
+    ('closed, keep-alives', []),
+    ('close', ['close']),
+    ('TE, Upgrade', []),
+])
+def test_connection_keeps_only_close_and_keep_alive_at_the_proxy(
+        connection, kept):
+    """What the clients' listener's ``RequestHeader edit*`` leaves of a
+    Connection header (Python's re reads this expression as PCRE does):
+    no header name that Apache's proxy would remove (empty elements of
+    the list are allowed, RFC 9110 section 5.6.1)."""
+    edited = re.sub(modwsgi_express.CONNECTION_TOKENS_RE, r'\1', connection)
+    assert [token.strip() for token in edited.split(',')
+            if token.strip()] == kept
+
+
 def test_the_daemons_listener_gets_a_free_loopback_port():
     import socket
     port = modwsgi_express.free_loopback_port()
@@ -85,3 +105,24 @@ def test_client_limits_are_mod_wsgi_express_options():
         '--max-clients=77', '--header-timeout=10',
         '--header-max-timeout=20', '--header-min-rate=500',
         '--body-timeout=15', '--body-min-rate=500']
+
+
+def test_the_system_apache_configuration_guards_its_proxy_the_same_way():
+    """etc/apache/zope-pipeline.conf edits Connection with the same
+    expression as ``serve --mod-wsgi``, and its daemons' listener refuses
+    what lacks the proxy's headers."""
+    with open(os.path.join(os.path.dirname(__file__), '..', '..', 'etc',
+                           'apache', 'zope-pipeline.conf')) as stream:
+        conf = stream.read()
+    generated = modwsgi_express.BODY_BUFFERING_CONF % {
+        'listen': '8080', 'port': 8080, 'inner_host': '127.0.0.1',
+        'inner_port': 9123,
+        'header': modwsgi_express.CLIENT_ADDRESS_HEADER,
+        'proxied': modwsgi_express.PROXIED_HEADER,
+        'connection_re': modwsgi_express.CONNECTION_TOKENS_RE}
+    for line in ('RequestHeader edit* Connection "%s" "$1" early'
+                 % modwsgi_express.CONNECTION_TOKENS_RE,
+                 'RequestHeader unset X-Zope-Pipeline-Proxied early',
+                 'RewriteRule ^ - [R=400,L]'):
+        assert line in conf
+        assert line in generated

@@ -1,12 +1,18 @@
 """virtual_host: where the client really was (trusted proxies, ++vh++),
 and which host names the site answers to.
 
-Forwarded headers (RFC 7239 ``Forwarded``, ``X-Forwarded-Host``,
-``-Proto``, ``-Port``, ``-For``, ``X-Real-IP``, and repoze.vhm's
-``X-Vhm-Host`` / ``X-Vhm-Root``) are believed only when the connection
-comes from an address in ``virtual_host.trusted_proxies``; from anyone
-else they are removed from the environ, so no later code can be fooled by
-them.  A ``++vh++`` segment in the path is accepted from those proxies
+Forwarded headers are believed only when the connection comes from an
+address in ``virtual_host.trusted_proxies``, and of those only one family,
+the one ``virtual_host.forwarded_headers`` names: ``x-forwarded`` (the
+default: ``X-Forwarded-For``, ``-Host``, ``-Proto``, ``-Port``, and the
+informative ``-Server`` and ``-By``) or ``forwarded`` (RFC 7239
+``Forwarded``).  A proxy passes on the headers of the other family that
+its client sent, so those are removed from the environ, with
+``X-Real-IP``, which no family believes; from anyone else every forwarded
+header is removed, so no later code can be fooled by them.  repoze.vhm's
+``X-Vhm-Host`` / ``X-Vhm-Root`` are believed from trusted proxies under
+either family (a proxy must set or clear them).  A ``++vh++`` segment in
+the path is accepted from those proxies
 only (``vh_from_anyone = true`` restores the classic publisher, which took
 it from anyone), and one the server added itself (``SiteAtRoot`` names the
 object in ``zope.pipeline.site_root``; this stage rewrites the path after
@@ -28,9 +34,11 @@ import logging
 import re
 from urllib.parse import urlsplit
 
+from zope.configuration.exceptions import ConfigurationError
 from zope.interface import Interface
 from zope.schema import ASCIILine
 from zope.schema import Bool
+from zope.schema import Choice
 
 from zope.pipeline import environ as keys
 from zope.pipeline import paths
@@ -57,6 +65,13 @@ class IVirtualHostSettings(Interface):
         title='Addresses or networks (space separated) of proxies whose '
               'forwarded headers and ++vh++ paths are believed',
         default='', required=False)
+
+    forwarded_headers = Choice(
+        title="The one family of forwarded headers believed from trusted "
+              "proxies: 'x-forwarded' (X-Forwarded-For, -Host, -Proto, "
+              "-Port) or 'forwarded' (RFC 7239 Forwarded); the other is "
+              "removed, with X-Real-IP",
+        values=('x-forwarded', 'forwarded'), default='x-forwarded')
 
     allowed_hosts = ASCIILine(
         title='Host names the site answers to (space separated; '
@@ -97,6 +112,29 @@ FORWARDED_SET = frozenset(FORWARDED_KEYS)
 #: Headers that say a proxy forwarded the request for another client.
 FORWARDED_FOR_KEYS = ('HTTP_FORWARDED', 'HTTP_X_FORWARDED_FOR',
                       'HTTP_X_REAL_IP')
+#: The families of forwarded headers (``virtual_host.forwarded_headers``):
+#: the headers of each that are believed from a trusted proxy, or kept.
+FAMILIES = {
+    'x-forwarded': ('HTTP_X_FORWARDED_FOR', 'HTTP_X_FORWARDED_HOST',
+                    'HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_PORT',
+                    'HTTP_X_FORWARDED_SERVER', 'HTTP_X_FORWARDED_BY'),
+    'forwarded': ('HTTP_FORWARDED',),
+}
+#: The headers of repoze.vhm, believed from a trusted proxy whatever the
+#: family.
+VHM_KEYS = ('HTTP_X_VHM_HOST', 'HTTP_X_VHM_ROOT')
+
+
+def not_believed(family):
+    """The forwarded headers a trusted proxy's request loses when
+    ``family`` is believed: the other family's, and X-Real-IP."""
+    if family not in FAMILIES:
+        raise ConfigurationError(
+            'virtual_host.forwarded_headers: %r is not a family of '
+            'forwarded headers; expected one of: %s.'
+            % (family, ', '.join(FAMILIES)))
+    return tuple(key for key in FORWARDED_KEYS
+                 if key not in FAMILIES[family] and key not in VHM_KEYS)
 
 #: ``++vh++scheme:host:port``; zope.traversing splits it on ':', so an IPv6
 #: host cannot be written there.
@@ -151,14 +189,14 @@ def check_port(port):
 # -- the client address
 
 def forwarded_for(environ):
-    """The client addresses a proxy forwarded, the first client first."""
+    """The client addresses a trusted proxy forwarded, the first client
+    first (the headers of the family not believed are removed by then)."""
     if environ.get('HTTP_FORWARDED'):
         return [element['for'] for element in
                 parse_forwarded(environ['HTTP_FORWARDED'])
                 if 'for' in element]
-    for key in ('HTTP_X_FORWARDED_FOR', 'HTTP_X_REAL_IP'):
-        if environ.get(key):
-            return environ[key].split(',')
+    if environ.get('HTTP_X_FORWARDED_FOR'):
+        return environ['HTTP_X_FORWARDED_FOR'].split(',')
     return []
 
 
@@ -262,10 +300,15 @@ class VirtualHostStage:
     writes = writes
 
     def __init__(self, next_app, trusted_proxies='', allowed_hosts=LOOPBACK,
-                 vh_from_anyone=False, set_https=True):
+                 vh_from_anyone=False, set_https=True,
+                 forwarded_headers='x-forwarded'):
         self.next_app = next_app
         self.proxies = AddressList(trusted_proxies,
                                    'virtual_host.trusted_proxies')
+        self.forwarded_headers = forwarded_headers
+        #: What a trusted proxy's request loses: the headers its client
+        #: may have sent that the proxy passed on.
+        self.not_believed = not_believed(forwarded_headers)
         self.has_proxies = bool(self.proxies)
         self.allowed_hosts = AllowedHosts(allowed_hosts,
                                           'virtual_host.allowed_hosts')
@@ -295,6 +338,8 @@ class VirtualHostStage:
         trusted = self.has_proxies and \
             environ.get('REMOTE_ADDR', '') in self.proxies
         if trusted:
+            for key in self.not_believed:
+                environ.pop(key, None)
             environ[keys.CLIENT_ADDRESS] = client_address(environ, True,
                                                           self.proxies)
             apply_forwarded(environ)
@@ -356,7 +401,8 @@ class VirtualHostStage:
 
 
 def apply_forwarded(environ):
-    """Apply the forwarded headers of a trusted proxy to the environ."""
+    """Apply the forwarded headers of a trusted proxy to the environ (the
+    family believed: the other is removed by then)."""
     if 'HTTP_FORWARDED' in environ:
         params = parse_forwarded(environ['HTTP_FORWARDED'])[-1]
         host, proto, port = params.get('host'), params.get('proto'), None
