@@ -2,6 +2,7 @@
 
 import logging
 import os
+import re
 import sys
 
 from zope.configuration import config
@@ -33,19 +34,62 @@ built = []
 #: ``template_cache`` keeping compiled templates in memory only.
 IN_MEMORY = 'memory'
 
+#: The ZCML that adds the interactive debugger stage (``debugger = true``
+#: in a development ini: zope.pipeline.stages.debugger).
+DEBUGGER_ZCML = os.path.join(os.path.dirname(__file__), 'debugger.zcml')
 
-def load_zcml(site_zcml, principals_zcml=None):
-    """Execute ``site_zcml``, then ``principals_zcml`` if given (in the
-    same configuration, so conflicts between them are found); return the
-    PipelineRegistry they filled."""
+#: The files the configurations loaded in this process were read from,
+#: as far as they got (``configuration_files``): what ``serve --reload``
+#: watches.
+loaded_files = set()
+
+
+#: How a configuration error names a file: a directive's ``ParserInfo``
+#: (``File "PATH", line 4.2-4.39``), a file that does not parse (the SAX
+#: parser's ``PATH:LINE:COLUMN: message``).
+NAMED_FILE_RES = (re.compile(r'File "([^"]+)", line \d'),
+                  re.compile(r'(/[^\s:]+):\d+:\d+:'))
+
+
+def configuration_files(context, error=None):
+    """The files a configuration read, from its public record: the ZCML
+    file of each action (``ParserInfo.file``), and, when loading failed
+    with ``error``, the files the error names (the directives it passed
+    through, the file that does not parse)."""
+    files = {getattr(action.get('info'), 'file', None)
+             for action in context.actions}
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        for pattern in NAMED_FILE_RES:
+            files.update(pattern.findall(str(error)))
+        error = error.__cause__ or error.__context__
+    return {os.path.abspath(name) for name in files
+            if isinstance(name, str) and os.path.isfile(name)}
+
+
+def load_zcml(site_zcml, principals_zcml=None, more=()):
+    """Execute ``site_zcml``, then ``principals_zcml`` if given, then the
+    files of ``more`` (in the same configuration, so conflicts between
+    them are found); return the PipelineRegistry they filled.  The files
+    read are added to ``loaded_files``, those read before an error
+    included."""
     if not os.path.exists(site_zcml):
         raise ConfigurationError("The site ZCML file %s does not exist."
                                  % site_zcml)
+    loaded_files.add(os.path.abspath(site_zcml))
     context = config.ConfigurationMachine()
     xmlconfig.registerCommonDirectives(context)
-    xmlconfig.file(site_zcml, context=context, execute=False)
-    if principals_zcml:
-        xmlconfig.file(principals_zcml, context=context, execute=False)
+    try:
+        xmlconfig.file(site_zcml, context=context, execute=False)
+        for path in (principals_zcml, *more):
+            if path:
+                loaded_files.add(os.path.abspath(path))
+                xmlconfig.file(path, context=context, execute=False)
+    except Exception as error:
+        loaded_files.update(configuration_files(context, error))
+        raise
+    loaded_files.update(configuration_files(context))
     context.execute_actions()
     registry = getattr(context, 'pipeline_registry', None)
     return registry if registry is not None else PipelineRegistry()

@@ -2,7 +2,11 @@
 
 Without --mod-wsgi: waitress, one process with threads (development);
 with --reload, the server is started again whenever a Python module it
-loaded or an ini, ZCML or ZConfig file beside the ini changes.
+loaded, an ini, ZCML or ZConfig file beside the ini, a ZCML file the
+site's configuration read or a template beside the project's own ZCML
+changes (after a configuration error too: fixing the file starts it
+again).  A development ini (development = true) also reads a changed
+template again at its next render, without a restart.
 With --mod-wsgi: mod_wsgi-express in daemon mode, --processes x
 --threads; every daemon process imports a generated WSGI script at its
 start, which loads the ini and opens the database in that process (after
@@ -118,7 +122,9 @@ def add_arguments(parser):
     parser.add_argument('--reload', action='store_true',
                         help='start the server again when a loaded Python '
                         'module changes (waitress: also an ini, ZCML or '
-                        'ZConfig file in the directory of the ini; '
+                        'ZConfig file in the directory of the ini, every '
+                        'ZCML file the site loaded, and the templates '
+                        'beside the project\'s ZCML, also after an error; '
                         'mod_wsgi: the daemon processes restart)')
     parser.add_argument('--server-root', help='mod_wsgi: directory for '
                         "Apache's configuration and logs (default: "
@@ -207,7 +213,12 @@ def run(args):
     daemon = daemon_of(*run_as(args.user, args.group))
     check_before_loading(ini, args.name, daemon)
     configure_logging(ini)
-    application, publisher = load_application(ini, args.name)
+    publisher = None
+    try:
+        application, publisher = load_application(ini, args.name)
+    finally:
+        if args.reload and not args.mod_wsgi:
+            watch_configuration(getattr(publisher, 'development', False))
     check_threads(publisher, threads, '--threads / [server:main] threads')
     if args.mod_wsgi and args.admin_processes:
         check_threads(publisher, args.admin_threads, '--admin-threads')
@@ -244,6 +255,46 @@ def watched_files(ini):
     """Glob patterns of the configuration files in the ini's directory."""
     here = os.path.dirname(ini)
     return [os.path.join(here, pattern) for pattern in WATCHED_PATTERNS]
+
+
+#: In each directory of the project's own ZCML files (not an installed
+#: library's), the files whose change starts the server again: the ZCML
+#: files (those that only include others too) and, unless the ini is a
+#: development one (which reads a changed template again at its next
+#: render: ``templates.check_template_files``), the templates.
+PROJECT_PATTERNS = ('**/*.zcml',)
+TEMPLATE_PATTERNS = ('**/*.pt',)
+
+
+def watch_configuration(development=False):
+    """--reload under waitress, in the worker, once the site is loaded or
+    failed to load: watch every ZCML file the configuration read (those
+    read before an error too, and the one the error names, so fixing it
+    starts the server again), and the ZCML files and templates under the
+    directories of the project's own ZCML files (not the templates in
+    ``development``: they are read again without a restart)."""
+    import hupper
+
+    from zope.pipeline.app import loaded_files
+    patterns = PROJECT_PATTERNS + (() if development else TEMPLATE_PATTERNS)
+    hupper.get_reloader().watch_files(
+        sorted(loaded_files) + project_patterns(loaded_files, patterns))
+
+
+def project_patterns(files, patterns=PROJECT_PATTERNS):
+    """``patterns`` under each directory of ``files`` that is not in an
+    installed library (site-packages, the standard library)."""
+    import sysconfig
+    paths = sysconfig.get_paths()
+    libraries = {os.path.realpath(paths[key]) + os.sep
+                 for key in ('purelib', 'platlib', 'stdlib')}
+    directories = {os.path.dirname(os.path.realpath(path))
+                   for path in files}
+    return [os.path.join(directory, pattern)
+            for directory in sorted(directories)
+            if not any((directory + os.sep).startswith(library)
+                       for library in libraries)
+            for pattern in patterns]
 
 
 def warn_of_memory_databases(publisher):
