@@ -106,7 +106,8 @@ def use_template_cache(directory):
 
 def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
              where_settings='the application settings', principals_zcml=None,
-             demo=False, template_cache=None, development=False):
+             demo=False, template_cache=None, development=False,
+             debugger=False):
     """Load the site's ZCML (and its principals) and return its Publisher.
 
     ``demo`` and ``development`` are recorded on the publisher
@@ -116,12 +117,26 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
     for the processes started later (None: memory;
     ``template_cache_directory``).  Template files are read again when
     they change in development only (``templates.check_template_files``).
+    ``debugger`` adds werkzeug's interactive debugger (``DEBUGGER_ZCML``);
+    a site with it and without ``development`` is refused.
     """
+    if debugger and not development:
+        raise ConfigurationError(
+            'debugger = true in %s: the interactive debugger runs Python '
+            'sent by the browser; it is for a development ini only '
+            '(development = true), never in production.' % where_settings)
     use_template_cache(template_cache)
     from zope.pipeline import templates  # Chameleon, when a site is made
     templates.check_template_files(development)
-    publisher = Publisher(load_zcml(site_zcml, principals_zcml), settings,
-                          where_settings)
+    publisher = Publisher(
+        load_zcml(site_zcml, principals_zcml,
+                  [DEBUGGER_ZCML] if debugger else ()),
+        settings, where_settings)
+    if not development and 'debugger' in publisher.outer.names():
+        raise ConfigurationError(
+            'The site\'s ZCML registers the debugger stage, which runs '
+            'Python sent by the browser, and %s does not say development = '
+            'true: it is for development only.' % where_settings)
     publisher.demo = demo
     publisher.development = development
     publisher.principals_zcml = principals_zcml
@@ -228,7 +243,8 @@ def app_factory(global_conf, **local_conf):
     ``principals_zcml`` a ZCML file of principals loaded after it (see
     ``zope-pipeline adduser``); ``demo = true`` allows known passwords
     beyond loopback, ``development = true`` on loopback
-    (zope.pipeline.credentials); ``template_cache`` keeps
+    (zope.pipeline.credentials); ``debugger = true`` (development only)
+    werkzeug's interactive debugger; ``template_cache`` keeps
     compiled templates (``template_cache_directory``); every other key is
     a stage setting, ``<stage>.<key> = value``.
     """
@@ -243,4 +259,5 @@ def app_factory(global_conf, **local_conf):
                     principals_file(here, options, where_settings),
                     demo_option(options, where_settings),
                     template_cache_directory(here, options, where_settings),
-                    demo_option(options, where_settings, 'development'))
+                    demo_option(options, where_settings, 'development'),
+                    demo_option(options, where_settings, 'debugger'))
