@@ -3,6 +3,7 @@ mod_wsgi-express command it becomes, the WSGI script it writes, what a
 daemon process does with that script, and waitress."""
 
 import math
+import logging
 import os
 import pwd
 import signal
@@ -141,9 +142,45 @@ def test_the_reload_worker_watches_the_files_beside_the_ini(
     monkeypatch.setattr(waitress, 'serve', lambda app, **options: None)
     monkeypatch.setattr(signal, 'signal', lambda *args: None)
     assert zope_pipeline(['serve', write_site(site_dir), '--reload']) == 0
-    assert reloader.watched == [os.path.join(site_dir, pattern) for pattern
-                                in ('*.ini', '*.zcml', '*.conf')]
+    assert reloader.watched[:3] == [os.path.join(site_dir, pattern)
+                                    for pattern in ('*.ini', '*.zcml',
+                                                    '*.conf')]
+    # and every ZCML file the site's configuration read
+    assert SITE_ZCML in reloader.watched
     assert 'Serving on' in capsys.readouterr().out
+
+
+TOKEN_INI = '''\
+metrics_endpoint.require_token = true
+'''
+
+
+def test_a_metrics_endpoint_without_its_token_is_said_once_by_serve(
+        clean_zope, site_dir, monkeypatch, caplog, as_user):
+    import waitress
+    monkeypatch.setattr(waitress, 'serve', lambda app, **options: None)
+    monkeypatch.setattr(signal, 'signal', lambda *args: None)
+    ini = write_site(site_dir)
+    with open(ini) as stream:
+        text = stream.read()
+    with open(ini, 'w') as stream:
+        stream.write(text.replace('[server:main]',
+                                  TOKEN_INI + '\n[server:main]'))
+    caplog.set_level(logging.INFO)
+    # another command builds the same site without a word about it
+    assert zope_pipeline(['show-pipeline', ini]) == 0
+    assert not [record for record in caplog.records
+                if record.levelno >= logging.INFO]
+    import zope.testing.cleanup
+    zope.testing.cleanup.cleanUp()
+    assert zope_pipeline(['serve', ini]) == 0
+    said = [record for record in caplog.records
+            if 'no token is set' in record.getMessage()]
+    assert [record.levelno for record in said] == [logging.WARNING]
+    # nor does any command say the checker workaround at INFO
+    assert not [record for record in caplog.records
+                if 'leak workaround' in record.getMessage()
+                and record.levelno >= logging.INFO]
 
 
 def test_a_database_in_memory_is_named_at_the_start(

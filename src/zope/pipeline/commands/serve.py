@@ -224,6 +224,7 @@ def run(args):
         check_threads(publisher, args.admin_threads, '--admin-threads')
     application = refuse_known_passwords(application, publisher, host, ini)
     warn_of_memory_databases(publisher)
+    warn_of_unserved_metrics(publisher)
     if args.mod_wsgi:
         return serve_mod_wsgi(args, ini, publisher, host, port, threads)
     prepare_site_files(ini, publisher, daemon)
@@ -309,6 +310,17 @@ def warn_of_memory_databases(publisher):
                   'own).  Name a ZConfig file in open_root.zodb_config to '
                   'keep it.' % (path or '(no open_root.zodb_config)'),
                   flush=True)
+
+
+def warn_of_unserved_metrics(publisher):
+    """Say once, when serving starts (not in every command or process),
+    that the metrics endpoint is off for want of a token."""
+    import logging
+    for stage in publisher.outer.stages:
+        if stage.name == 'metrics_endpoint' and getattr(stage.app, 'off',
+                                                        False):
+            logging.getLogger('zope.pipeline.serve').warning(
+                stage.app.unserved_message())
 
 
 def refuse_known_passwords(application, publisher, host, ini):
