@@ -2,8 +2,8 @@
 mod_wsgi-express command it becomes, the WSGI script it writes, what a
 daemon process does with that script, and waitress."""
 
-import math
 import logging
+import math
 import os
 import pwd
 import signal
