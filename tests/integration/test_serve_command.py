@@ -551,6 +551,69 @@ def test_exec_command_replaces_the_process():
     assert result.stdout == 'before\nafter\n'
 
 
+def test_mod_wsgi_express_sets_up_the_server_without_its_summary(capfd):
+    serve.set_up_server([sys.executable, '-c', 'import sys; print("Server '
+                         'URL : http://127.0.0.1:1/", sys.argv[1:])'])
+    assert capfd.readouterr() == ('', '')
+
+
+def test_a_failed_mod_wsgi_express_setup_says_what_it_said():
+    with pytest.raises(SystemExit, match=r"(?s)could not set up the server "
+                       r"\(exit status 1\):\n.*no such option.*"
+                       r"\['--setup-only'\]"):
+        serve.set_up_server([sys.executable, '-c', 'import sys; sys.exit('
+                             '"error: no such option %s" % sys.argv[1:])'])
+
+
+def test_apache_becomes_the_process_when_not_at_a_terminal(monkeypatch):
+    calls = []
+    monkeypatch.setattr(serve, 'exec_command', calls.append)
+    monkeypatch.setattr(sys, 'stdout', types.SimpleNamespace(
+        isatty=lambda: False))
+    serve.run_in_foreground(['apachectl', 'start'])
+    assert calls == [['apachectl', 'start']]
+
+
+#: At a terminal: Apache in a process group of its own, which gets the
+#: signals the command gets (the child sends the command a SIGTERM and
+#: exits 7 when it gets it back).
+FOREGROUND_CHILD = """\
+import os, signal, sys, time
+assert os.getpgrp() == os.getpid()
+signal.signal(signal.SIGTERM, lambda *args: sys.exit(7))
+os.kill(os.getppid(), signal.SIGTERM)
+time.sleep(60)
+"""
+
+
+def test_at_a_terminal_apache_gets_its_own_group_and_the_signals(
+        monkeypatch):
+    monkeypatch.setattr(sys, 'stdout', types.SimpleNamespace(
+        isatty=lambda: True))
+    before = signal.getsignal(signal.SIGTERM)
+    assert serve.run_in_foreground([sys.executable, '-c',
+                                    FOREGROUND_CHILD]) == 7
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_the_daemons_log_to_their_standard_error_untagged(site_dir):
+    import subprocess
+    script = ('from zope.pipeline.modwsgi_express import untagged_stderr\n'
+              'import logging, sys\n'
+              'sys.stderr = untagged_stderr()\n'
+              'logging.basicConfig(format="%(levelname)s %(message)s", '
+              'level=logging.INFO)\n'
+              'logging.getLogger("x").info("r\u00e9ady")\n')
+    done = subprocess.run([sys.executable, '-c', script],
+                          capture_output=True, timeout=60)
+    assert done.stderr == 'INFO r\u00e9ady\n'.encode()
+    # The generated script sends them there before the ini's logging is
+    # applied (its handlers take sys.stderr when they are made).
+    text = modwsgi_express.WSGI_SCRIPT
+    assert text.index('sys.stderr = untagged_stderr()') < text.index(
+        'load_site(')
+
+
 def test_logging_comes_from_the_ini_when_it_has_loggers(site_dir):
     import logging
     loggers = ('\n[loggers]\nkeys = root\n\n[handlers]\nkeys = null\n\n'

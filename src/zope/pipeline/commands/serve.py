@@ -495,12 +495,13 @@ def serve_mod_wsgi(args, ini, publisher, host, port, threads):
         reload=args.reload,
         extra=extra + buffering + client_limits(args.apache_workers)
         + rolling_reload(args) + list(args.express_options))
+    set_up_server(command)
     print('Serving on http://%s:%d/ (mod_wsgi daemon mode, %d processes x '
           '%d threads%s; server root %s)' % (host, port, args.processes,
                                              threads, admin, server_root),
           flush=True)
-    exec_command(command)
-    return 0
+    return run_in_foreground([os.path.join(server_root, 'apachectl'),
+                              'start', '-DFOREGROUND'])
 
 
 def body_buffering(args, server_root, host, port):
@@ -526,6 +527,54 @@ def rolling_reload(args):
     load) is off; the script's watcher restarts them one at a time
     instead (zope.pipeline.rolling)."""
     return [] if args.reload else ['--disable-reloading']
+
+
+def set_up_server(command):
+    """Have mod_wsgi-express write Apache's configuration and apachectl
+    in the server root (``--setup-only``), without starting Apache.  Its
+    summary is kept out of the output, unless it fails: it names the
+    daemons' listener as the "Server URL" (with body buffering, the
+    internal loopback one), and it opens /dev/stdout and /dev/stderr for
+    writing, which truncates a file the output is redirected to, losing
+    what was printed before."""
+    import subprocess
+    done = subprocess.run(command + ['--setup-only'], capture_output=True,
+                          stdin=subprocess.DEVNULL, text=True)
+    if done.returncode:
+        raise SystemExit('mod_wsgi-express could not set up the server '
+                         '(exit status %d):\n%s%s' % (
+                             done.returncode, done.stdout, done.stderr))
+
+
+#: The signals passed on to Apache by ``run_in_foreground`` at a terminal
+#: (SIGINT: Ctrl-C; SIGUSR1: graceful restart).
+FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP,
+                     signal.SIGUSR1)
+
+
+def run_in_foreground(command):
+    """Run Apache (``apachectl start -DFOREGROUND``) until it stops, as
+    mod_wsgi-express's start-server does: become it, or, at a terminal,
+    start it in a process group of its own and pass it the signals this
+    process gets, so a Ctrl-C stops Apache, which stops its children,
+    rather than reaching every child at once.  Return its exit status."""
+    if not sys.stdout.isatty():
+        exec_command(command)
+    import subprocess
+    process = None
+
+    def forward(signum, frame):
+        if process is not None:
+            process.send_signal(signum)
+
+    previous = {signum: signal.signal(signum, forward)
+                for signum in FORWARDED_SIGNALS}
+    try:
+        process = subprocess.Popen(command, process_group=0)
+        return process.wait()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def exec_command(command):
