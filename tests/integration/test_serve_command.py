@@ -596,8 +596,12 @@ def test_at_a_terminal_apache_gets_its_own_group_and_the_signals(
     assert signal.getsignal(signal.SIGTERM) is before
 
 
-def test_the_daemons_log_to_their_standard_error_untagged(site_dir):
+def test_the_daemons_log_to_their_standard_error_untagged(capfd):
     import subprocess
+    stream = modwsgi_express.untagged_stderr()
+    stream.write('line\n')
+    stream.close()
+    assert capfd.readouterr().err == 'line\n'
     script = ('from zope.pipeline.modwsgi_express import untagged_stderr\n'
               'import logging, sys\n'
               'sys.stderr = untagged_stderr()\n'
