@@ -28,7 +28,7 @@ PYTHON ?= python3
 VENV := .venv
 VENV_PYTHON := $(VENV)/bin/python
 # compat: the zope.app.* suites of tests/compat (about 60 small packages).
-EXTRAS := test,testing,statsd,mysql,modwsgi,docs,bench,compat
+EXTRAS := test,testing,statsd,mysql,modwsgi,docs,bench,compat,debug
 # The exact releases tested (the ranges are in pyproject.toml).
 CONSTRAINTS := constraints.txt
 # Rebuilt when these change: the package's dependencies and this file.

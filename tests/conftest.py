@@ -107,11 +107,13 @@ def make_testapp(clean_zope):
 
 @pytest.fixture
 def exec_calls(monkeypatch):
-    """Instead of becoming mod_wsgi-express, `zope-pipeline serve
-    --mod-wsgi` in the test process records its command line."""
+    """Instead of setting up a server with mod_wsgi-express and running
+    Apache, `zope-pipeline serve --mod-wsgi` in the test process records
+    the mod_wsgi-express command line."""
     from zope.pipeline.commands import serve
     calls = []
-    monkeypatch.setattr(serve, 'exec_command', calls.append)
+    monkeypatch.setattr(serve, 'set_up_server', calls.append)
+    monkeypatch.setattr(serve, 'run_in_foreground', lambda command: 0)
     monkeypatch.setattr(serve, 'find_mod_wsgi_express',
                         lambda: '/usr/bin/mod_wsgi-express')
     return calls

@@ -61,6 +61,19 @@ def test_a_new_site_answers_its_front_page(project):
     assert pages['/welcome/@@edit'][0] == 401
 
 
+def test_a_new_sites_pages_link_its_own_stylesheet(project):
+    done = run([sys.executable, '-c', GET_PAGES], project)
+    assert done.returncode == 0, done.stderr
+    pages = json.loads(done.stdout)
+    for path in ('/', '/welcome'):
+        assert '<link rel="stylesheet" href="http://localhost/@@/site.css"' \
+            in pages[path][1]
+    status, css = pages['/@@/site.css']
+    assert status == 200
+    assert 'body {' in css
+    assert 'http' not in css  # nothing fetched from elsewhere
+
+
 #: Load etc/deploy.ini as the server would and GET some pages through
 #: WebTest (in a process of its own: the site's ZCML is loaded once per
 #: process).
@@ -69,7 +82,8 @@ import json, webtest
 from paste.deploy import loadapp
 app = webtest.TestApp(loadapp('config:etc/deploy.ini', relative_to='.'))
 pages = {}
-for path in ('/', '/welcome', '/@@add-document', '/welcome/@@edit'):
+for path in ('/', '/welcome', '/@@add-document', '/welcome/@@edit',
+             '/@@/site.css'):
     response = app.get(path, expect_errors=True)
     pages[path] = (response.status_int, response.text)
 print(json.dumps(pages))

@@ -98,6 +98,14 @@ def test_the_admin_page_needs_the_view_metrics_permission(app):
     assert page.content_type == 'text/html'
     assert len(re.findall('<svg', page.text)) == 5
     assert '%s:hello.html' % _site_class() in page.text
+
+
+def test_the_admin_page_links_back_to_the_site(app):
+    client = app()
+    page = client.get('/metrics.html', headers=basic_auth('admin', 'secret'))
+    [link] = page.html.select('nav.back a')
+    assert link['href'] == 'http://localhost/'
+    assert 'Back to the site' in link.text
     client.get('/metrics.html?refresh=30', status=401)
     page = client.get('/metrics.html?refresh=30',
                       headers=basic_auth('admin', 'secret'))

@@ -177,6 +177,32 @@ def test_the_pipeline_page_is_show_pipelines_output_for_the_admin(app):
     assert 'Request type: xmlrpc' in text
 
 
+def test_the_pipeline_page_draws_the_outer_chain_once_then_each_inner(app):
+    html = app.get('/@@pipeline.html', extra_environ=basic(*ADMIN)).html
+    outer = html.find('section', class_='outer')
+    assert [box['id'] for box in outer.find_all('li', class_='stage')][
+        :2] == ['outer-metrics', 'outer-security_headers']
+    browser = html.find('section', id='request-type-browser')
+    boxes = browser.find_all('li', class_='stage')
+    names = [box.find('h3').get_text() for box in boxes]
+    assert names[0] == 'open_root' and names[-1] == 'call'
+    assert 'csrf' in names
+    assert 'csrf' not in [box.find('h3').get_text() for box in html.find(
+        'section', id='request-type-xmlrpc').find_all('li', class_='stage')]
+    numbers = [int(box['data-number']) for box in boxes]
+    assert numbers == list(range(numbers[0], numbers[0] + len(boxes)))
+    retry = html.find('li', id='outer-retry')
+    assert 'zope.pipeline.attempt' in retry.find('dl', class_='contract') \
+        .get_text()
+    assert 'max_body' in retry.find('dl', class_='settings').get_text()
+    assert retry.find('p', class_='registered').code['title'].endswith(
+        'pipeline.zcml:%s' % retry.find('p', class_='registered').get_text()
+        .rsplit(':', 1)[1])
+    call = html.find('li', id='browser-call')
+    assert call.find('span', class_='badge publishes')
+    assert 'proxied' in browser.find('dd', class_='security-text').get_text()
+
+
 def crumbs(html):
     """[(title, url or None)] of a page's breadcrumbs."""
     nav = re.search(r'<nav class="breadcrumbs".*?</nav>', html,

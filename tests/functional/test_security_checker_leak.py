@@ -210,7 +210,7 @@ def test_apply_patches_registered_and_unregistered_checkers(clean_zope,
     registered = content_checker()
     defineChecker(Content, registered)
     held_in_a_closure = NamesChecker(('x',))
-    caplog.set_level(logging.INFO, logger='zope.pipeline.security')
+    caplog.set_level(logging.DEBUG, logger='zope.pipeline.security')
 
     patched = security.apply()
 
@@ -221,6 +221,7 @@ def test_apply_patches_registered_and_unregistered_checkers(clean_zope,
     assert caplog.messages == [
         'zope.security C checker leak workaround: names available by '
         'default made explicit on %d checkers' % patched]
+    assert caplog.records[0].levelno == logging.DEBUG
     assert security.apply() == 0
 
 

@@ -2,6 +2,7 @@
 mod_wsgi-express command it becomes, the WSGI script it writes, what a
 daemon process does with that script, and waitress."""
 
+import logging
 import math
 import os
 import pwd
@@ -141,9 +142,45 @@ def test_the_reload_worker_watches_the_files_beside_the_ini(
     monkeypatch.setattr(waitress, 'serve', lambda app, **options: None)
     monkeypatch.setattr(signal, 'signal', lambda *args: None)
     assert zope_pipeline(['serve', write_site(site_dir), '--reload']) == 0
-    assert reloader.watched == [os.path.join(site_dir, pattern) for pattern
-                                in ('*.ini', '*.zcml', '*.conf')]
+    assert reloader.watched[:3] == [os.path.join(site_dir, pattern)
+                                    for pattern in ('*.ini', '*.zcml',
+                                                    '*.conf')]
+    # and every ZCML file the site's configuration read
+    assert SITE_ZCML in reloader.watched
     assert 'Serving on' in capsys.readouterr().out
+
+
+TOKEN_INI = '''\
+metrics_endpoint.require_token = true
+'''
+
+
+def test_a_metrics_endpoint_without_its_token_is_said_once_by_serve(
+        clean_zope, site_dir, monkeypatch, caplog, as_user):
+    import waitress
+    monkeypatch.setattr(waitress, 'serve', lambda app, **options: None)
+    monkeypatch.setattr(signal, 'signal', lambda *args: None)
+    ini = write_site(site_dir)
+    with open(ini) as stream:
+        text = stream.read()
+    with open(ini, 'w') as stream:
+        stream.write(text.replace('[server:main]',
+                                  TOKEN_INI + '\n[server:main]'))
+    caplog.set_level(logging.INFO)
+    # another command builds the same site without a word about it
+    assert zope_pipeline(['show-pipeline', ini]) == 0
+    assert not [record for record in caplog.records
+                if record.levelno >= logging.INFO]
+    import zope.testing.cleanup
+    zope.testing.cleanup.cleanUp()
+    assert zope_pipeline(['serve', ini]) == 0
+    said = [record for record in caplog.records
+            if 'no token is set' in record.getMessage()]
+    assert [record.levelno for record in said] == [logging.WARNING]
+    # nor does any command say the checker workaround at INFO
+    assert not [record for record in caplog.records
+                if 'leak workaround' in record.getMessage()
+                and record.levelno >= logging.INFO]
 
 
 def test_a_database_in_memory_is_named_at_the_start(
@@ -512,6 +549,73 @@ def test_exec_command_replaces_the_process():
          "exec_command; print('before'); exec_command(['/bin/echo', "
          "'after'])"], capture_output=True, text=True, timeout=60)
     assert result.stdout == 'before\nafter\n'
+
+
+def test_mod_wsgi_express_sets_up_the_server_without_its_summary(capfd):
+    serve.set_up_server([sys.executable, '-c', 'import sys; print("Server '
+                         'URL : http://127.0.0.1:1/", sys.argv[1:])'])
+    assert capfd.readouterr() == ('', '')
+
+
+def test_a_failed_mod_wsgi_express_setup_says_what_it_said():
+    with pytest.raises(SystemExit, match=r"(?s)could not set up the server "
+                       r"\(exit status 1\):\n.*no such option.*"
+                       r"\['--setup-only'\]"):
+        serve.set_up_server([sys.executable, '-c', 'import sys; sys.exit('
+                             '"error: no such option %s" % sys.argv[1:])'])
+
+
+def test_apache_becomes_the_process_when_not_at_a_terminal(monkeypatch):
+    calls = []
+    monkeypatch.setattr(serve, 'exec_command', calls.append)
+    monkeypatch.setattr(sys, 'stdout', types.SimpleNamespace(
+        isatty=lambda: False))
+    serve.run_in_foreground(['apachectl', 'start'])
+    assert calls == [['apachectl', 'start']]
+
+
+#: At a terminal: Apache in a process group of its own, which gets the
+#: signals the command gets (the child sends the command a SIGTERM and
+#: exits 7 when it gets it back).
+FOREGROUND_CHILD = """\
+import os, signal, sys, time
+assert os.getpgrp() == os.getpid()
+signal.signal(signal.SIGTERM, lambda *args: sys.exit(7))
+os.kill(os.getppid(), signal.SIGTERM)
+time.sleep(60)
+"""
+
+
+def test_at_a_terminal_apache_gets_its_own_group_and_the_signals(
+        monkeypatch):
+    monkeypatch.setattr(sys, 'stdout', types.SimpleNamespace(
+        isatty=lambda: True))
+    before = signal.getsignal(signal.SIGTERM)
+    assert serve.run_in_foreground([sys.executable, '-c',
+                                    FOREGROUND_CHILD]) == 7
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_the_daemons_log_to_their_standard_error_untagged(capfd):
+    import subprocess
+    stream = modwsgi_express.untagged_stderr()
+    stream.write('line\n')
+    stream.close()
+    assert capfd.readouterr().err == 'line\n'
+    script = ('from zope.pipeline.modwsgi_express import untagged_stderr\n'
+              'import logging, sys\n'
+              'sys.stderr = untagged_stderr()\n'
+              'logging.basicConfig(format="%(levelname)s %(message)s", '
+              'level=logging.INFO)\n'
+              'logging.getLogger("x").info("r\u00e9ady")\n')
+    done = subprocess.run([sys.executable, '-c', script],
+                          capture_output=True, timeout=60)
+    assert done.stderr == 'INFO r\u00e9ady\n'.encode()
+    # The generated script sends them there before the ini's logging is
+    # applied (its handlers take sys.stderr when they are made).
+    text = modwsgi_express.WSGI_SCRIPT
+    assert text.index('sys.stderr = untagged_stderr()') < text.index(
+        'load_site(')
 
 
 def test_logging_comes_from_the_ini_when_it_has_loggers(site_dir):

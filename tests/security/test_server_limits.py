@@ -45,15 +45,11 @@ def test_waitress_refuses_bodies_over_retry_max_body(
 
 
 def test_mod_wsgi_express_refuses_bodies_over_retry_max_body_and_trace(
-        clean_zope, small_body_ini, tmp_path, monkeypatch):
-    commands = []
-    monkeypatch.setattr(serve, 'exec_command', commands.append)
-    monkeypatch.setattr(serve, 'find_mod_wsgi_express',
-                        lambda: '/usr/bin/mod_wsgi-express')
+        clean_zope, small_body_ini, tmp_path, monkeypatch, exec_calls):
     monkeypatch.setattr(serve, 'run_as', lambda user, group: (None, None))
     assert zope_pipeline(['serve', small_body_ini, '--mod-wsgi',
                           '--server-root', str(tmp_path / 'server')]) == 0
-    command = commands[0]
+    command = exec_calls[0]
     assert '--limit-request-body=12345' in command
     includes = [option.partition('=')[2] for option in command
                 if option.startswith('--include-file=')]

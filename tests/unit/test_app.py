@@ -88,8 +88,8 @@ def test_app_factory_without_an_ini_names_the_section_only(
         app_factory({}, site_zcml='specific.zcml', speed='11')
     assert str(caught.value) == (
         "Unknown setting 'speed' in the application section: settings are "
-        "'<stage>.<key>' or one of: demo, development, principals_zcml, "
-        "site_zcml, template_cache.")
+        "'<stage>.<key>' or one of: debugger, demo, development, "
+        "principals_zcml, site_zcml, template_cache.")
     publisher = app_factory({}, site_zcml='specific.zcml')
     assert app_module.built[-1] is publisher
 
@@ -167,3 +167,45 @@ def test_the_ini_names_where_the_apps_templates_are_kept(
     assert templates.ViewTemplate.loader.path == str(tmp_path / 'compiled')
     app_factory({'here': str(tmp_path)}, site_zcml=site_zcml)
     assert 'loader' not in templates.ViewTemplate.__dict__
+
+
+def test_loaded_files_name_every_zcml_file_with_registrations(
+        clean_zope, tmp_path):
+    site = tmp_path / 'site.zcml'
+    site.write_text('<configure xmlns="http://namespaces.zope.org/zope">'
+                    '<include package="zope.pipeline" file="pipeline.zcml" />'
+                    '</configure>')
+    load_zcml(str(site))
+    assert str(site) in app_module.loaded_files
+    assert app_module.PIPELINE_ZCML in app_module.loaded_files
+
+
+def test_loaded_files_name_the_file_that_does_not_parse(clean_zope,
+                                                        tmp_path):
+    # serve --reload watches it: fixing it starts the server again
+    broken = tmp_path / 'pkg' / 'configure.zcml'
+    broken.parent.mkdir()
+    broken.write_text('<configure xmlns="http://namespaces.zope.org/zope">'
+                      '<oops')
+    site = tmp_path / 'site.zcml'
+    site.write_text('<configure xmlns="http://namespaces.zope.org/zope">'
+                    '<include package="zope.pipeline" file="pipeline.zcml" />'
+                    '<include file="pkg/configure.zcml" /></configure>')
+    with pytest.raises(ConfigurationError):
+        load_zcml(str(site))
+    assert {str(site), str(broken), app_module.PIPELINE_ZCML} <= \
+        app_module.loaded_files
+
+
+def test_loaded_files_name_the_directive_that_failed(clean_zope, tmp_path):
+    failing = tmp_path / 'pkg.zcml'
+    failing.write_text(
+        '<configure xmlns="http://namespaces.zope.org/zope">'
+        '<utility component="no.such.module.thing" /></configure>')
+    site = tmp_path / 'site.zcml'
+    site.write_text('<configure xmlns="http://namespaces.zope.org/zope">'
+                    '<include package="zope.component" file="meta.zcml" />'
+                    '<include file="pkg.zcml" /></configure>')
+    with pytest.raises(ConfigurationError):
+        load_zcml(str(site))
+    assert str(failing) in app_module.loaded_files

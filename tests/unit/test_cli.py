@@ -297,3 +297,40 @@ def test_the_readme_names_every_command():
                          r'(.*?)\.\n\n', text, re.DOTALL).group(1)
     named = re.findall(r'`([a-z-]+)`', sentence)
     assert named == list(subcommand_parsers()[1])
+
+
+def test_reload_watches_the_projects_zcml_and_templates_not_libraries(
+        tmp_path, monkeypatch):
+    import sysconfig
+
+    from zope.pipeline.commands import serve
+    project = tmp_path / 'src' / 'mysite'
+    project.mkdir(parents=True)
+    library = tmp_path / 'lib'
+    library.mkdir()
+    monkeypatch.setattr(sysconfig, 'get_paths', lambda: {
+        'purelib': str(library), 'platlib': str(library),
+        'stdlib': str(library)})
+    files = [str(project / 'configure.zcml'), str(library / 'meta.zcml')]
+    assert serve.project_patterns(files, ('**/*.pt',)) == [
+        str(project / '**' / '*.pt')]
+
+
+def test_reload_watches_templates_only_outside_development(monkeypatch):
+    import hupper
+
+    from zope.pipeline.commands import serve
+    watched = []
+
+    class Reloader:
+        def watch_files(self, files):
+            watched.append(files)
+
+    monkeypatch.setattr(hupper, 'get_reloader', Reloader)
+    monkeypatch.setattr('zope.pipeline.app.loaded_files',
+                        {os.path.join(os.getcwd(), 'site.zcml')})
+    serve.watch_configuration(development=True)
+    serve.watch_configuration(development=False)
+    development, production = watched
+    assert not [name for name in development if name.endswith('.pt')]
+    assert [name for name in production if name.endswith('**/*.pt')]

@@ -15,7 +15,8 @@ PROJECT_FILES = [
     'etc/site.zcml', 'etc/zodb-mysql.conf', 'etc/zodb-sqlite.conf',
     'pyproject.toml', 'src/{p}/__init__.py', 'src/{p}/configure.zcml',
     'src/{p}/content.py', 'src/{p}/ftesting.zcml', 'src/{p}/interfaces.py',
-    'src/{p}/site.zcml', 'src/{p}/templates/document.pt',
+    'src/{p}/site.zcml', 'src/{p}/static/site.css',
+    'src/{p}/templates/document.pt',
     'src/{p}/templates/form.pt', 'src/{p}/templates/front.pt',
     'src/{p}/tests/__init__.py', 'src/{p}/tests/test_site.py',
     'src/{p}/views.py', 'var/README']
@@ -41,7 +42,7 @@ def test_a_project_gets_its_package_inis_zcml_and_tests(tmp_path, capsys):
     assert 'open_root.populate = my_site.content.populate' in (
         target / 'etc/deploy.ini').read_text()
     out = capsys.readouterr().out
-    assert out.startswith('Wrote 21 files of the project My-Site (package '
+    assert out.startswith('Wrote 22 files of the project My-Site (package '
                           'my_site) in %s.  Next:\n' % target)
     assert 'python -m zope.testrunner --test-path=src' in out
 

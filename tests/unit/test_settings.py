@@ -90,7 +90,8 @@ def test_unknown_key_without_a_dot_fails(tmp_path, clean_zope):
     ini, message = load_error(tmp_path, 'count = 2')
     assert message == (
         "Unknown setting 'count' in the application section of %s: settings "
-        "are '<stage>.<key>' or one of: demo, development, principals_zcml, "
+        "are '<stage>.<key>' or one of: debugger, demo, development, "
+        "principals_zcml, "
         "site_zcml, template_cache." % ini)
 
 

@@ -2,6 +2,7 @@
 
 import logging
 import os
+import re
 import sys
 
 from zope.configuration import config
@@ -33,19 +34,62 @@ built = []
 #: ``template_cache`` keeping compiled templates in memory only.
 IN_MEMORY = 'memory'
 
+#: The ZCML that adds the interactive debugger stage (``debugger = true``
+#: in a development ini: zope.pipeline.stages.debugger).
+DEBUGGER_ZCML = os.path.join(os.path.dirname(__file__), 'debugger.zcml')
 
-def load_zcml(site_zcml, principals_zcml=None):
-    """Execute ``site_zcml``, then ``principals_zcml`` if given (in the
-    same configuration, so conflicts between them are found); return the
-    PipelineRegistry they filled."""
+#: The files the configurations loaded in this process were read from,
+#: as far as they got (``configuration_files``): what ``serve --reload``
+#: watches.
+loaded_files = set()
+
+
+#: How a configuration error names a file: a directive's ``ParserInfo``
+#: (``File "PATH", line 4.2-4.39``), a file that does not parse (the SAX
+#: parser's ``PATH:LINE:COLUMN: message``).
+NAMED_FILE_RES = (re.compile(r'File "([^"]+)", line \d'),
+                  re.compile(r'(/[^\s:]+):\d+:\d+:'))
+
+
+def configuration_files(context, error=None):
+    """The files a configuration read, from its public record: the ZCML
+    file of each action (``ParserInfo.file``), and, when loading failed
+    with ``error``, the files the error names (the directives it passed
+    through, the file that does not parse)."""
+    files = {getattr(action.get('info'), 'file', None)
+             for action in context.actions}
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        for pattern in NAMED_FILE_RES:
+            files.update(pattern.findall(str(error)))
+        error = error.__cause__ or error.__context__
+    return {os.path.abspath(name) for name in files
+            if isinstance(name, str) and os.path.isfile(name)}
+
+
+def load_zcml(site_zcml, principals_zcml=None, more=()):
+    """Execute ``site_zcml``, then ``principals_zcml`` if given, then the
+    files of ``more`` (in the same configuration, so conflicts between
+    them are found); return the PipelineRegistry they filled.  The files
+    read are added to ``loaded_files``, those read before an error
+    included."""
     if not os.path.exists(site_zcml):
         raise ConfigurationError("The site ZCML file %s does not exist."
                                  % site_zcml)
+    loaded_files.add(os.path.abspath(site_zcml))
     context = config.ConfigurationMachine()
     xmlconfig.registerCommonDirectives(context)
-    xmlconfig.file(site_zcml, context=context, execute=False)
-    if principals_zcml:
-        xmlconfig.file(principals_zcml, context=context, execute=False)
+    try:
+        xmlconfig.file(site_zcml, context=context, execute=False)
+        for path in (principals_zcml, *more):
+            if path:
+                loaded_files.add(os.path.abspath(path))
+                xmlconfig.file(path, context=context, execute=False)
+    except Exception as error:
+        loaded_files.update(configuration_files(context, error))
+        raise
+    loaded_files.update(configuration_files(context))
     context.execute_actions()
     registry = getattr(context, 'pipeline_registry', None)
     return registry if registry is not None else PipelineRegistry()
@@ -62,7 +106,8 @@ def use_template_cache(directory):
 
 def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
              where_settings='the application settings', principals_zcml=None,
-             demo=False, template_cache=None, development=False):
+             demo=False, template_cache=None, development=False,
+             debugger=False):
     """Load the site's ZCML (and its principals) and return its Publisher.
 
     ``demo`` and ``development`` are recorded on the publisher
@@ -72,12 +117,26 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
     for the processes started later (None: memory;
     ``template_cache_directory``).  Template files are read again when
     they change in development only (``templates.check_template_files``).
+    ``debugger`` adds werkzeug's interactive debugger (``DEBUGGER_ZCML``);
+    a site with it and without ``development`` is refused.
     """
+    if debugger and not development:
+        raise ConfigurationError(
+            'debugger = true in %s: the interactive debugger runs Python '
+            'sent by the browser; it is for a development ini only '
+            '(development = true), never in production.' % where_settings)
     use_template_cache(template_cache)
     from zope.pipeline import templates  # Chameleon, when a site is made
     templates.check_template_files(development)
-    publisher = Publisher(load_zcml(site_zcml, principals_zcml), settings,
-                          where_settings)
+    publisher = Publisher(
+        load_zcml(site_zcml, principals_zcml,
+                  [DEBUGGER_ZCML] if debugger else ()),
+        settings, where_settings)
+    if not development and 'debugger' in publisher.outer.names():
+        raise ConfigurationError(
+            'The site\'s ZCML registers the debugger stage, which runs '
+            'Python sent by the browser, and %s does not say development = '
+            'true: it is for development only.' % where_settings)
     publisher.demo = demo
     publisher.development = development
     publisher.principals_zcml = principals_zcml
@@ -184,7 +243,8 @@ def app_factory(global_conf, **local_conf):
     ``principals_zcml`` a ZCML file of principals loaded after it (see
     ``zope-pipeline adduser``); ``demo = true`` allows known passwords
     beyond loopback, ``development = true`` on loopback
-    (zope.pipeline.credentials); ``template_cache`` keeps
+    (zope.pipeline.credentials); ``debugger = true`` (development only)
+    werkzeug's interactive debugger; ``template_cache`` keeps
     compiled templates (``template_cache_directory``); every other key is
     a stage setting, ``<stage>.<key> = value``.
     """
@@ -199,4 +259,5 @@ def app_factory(global_conf, **local_conf):
                     principals_file(here, options, where_settings),
                     demo_option(options, where_settings),
                     template_cache_directory(here, options, where_settings),
-                    demo_option(options, where_settings, 'development'))
+                    demo_option(options, where_settings, 'development'),
+                    demo_option(options, where_settings, 'debugger'))

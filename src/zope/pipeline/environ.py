@@ -50,6 +50,11 @@ VIEW_NAME = 'zope.pipeline.view'
 #: (zope.testbrowser's ``handleErrors = False``, the test layers'
 #: ``http(..., handle_errors=False)``), as the classic publisher did.
 HANDLE_ERRORS = 'wsgi.handleErrors'
+#: True when the debugger stage (development only) shows a local client's
+#: server errors: handle_error lets them through to it, logged.
+DEBUGGER = 'zope.pipeline.debugger'
+#: The site's response bodies under the debugger stage, closed by it.
+DEBUGGER_BODIES = 'zope.pipeline.debugger_bodies'
 #: The client's IP address after trusted proxies (virtual_host): the
 #: connection's, or the one a trusted proxy forwarded; '' when unknown.
 CLIENT_ADDRESS = 'zope.pipeline.client_address'

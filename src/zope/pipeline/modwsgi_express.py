@@ -39,12 +39,30 @@ os.umask(%(umask)#o)
 # templates).
 %(run_dir_line)s
 
+# Log lines go to Apache's error log (the terminal) as the ini's
+# formatter writes them, at their own level: mod_wsgi's sys.stderr
+# would tag every one [wsgi:error].
+import sys
+from zope.pipeline.modwsgi_express import untagged_stderr
+sys.stderr = untagged_stderr()
+
 from zope.pipeline.rolling import watch_script
 from zope.pipeline.startup import load_site
 
 application = load_site(%(ini)r, name=%(name)r, listen=%(listen)r)
 watch_script(__file__)
 '''
+
+
+def untagged_stderr():
+    """A text stream on this daemon process's standard error, which
+    Apache made its error log: what is written there reaches the log (the
+    terminal, under ``serve --mod-wsgi``) as it is, where a line written
+    to mod_wsgi's ``sys.stderr`` is logged at Apache's error level
+    (``[wsgi:error]``), whatever its level was."""
+    return open(os.dup(2), 'w', buffering=1, encoding='utf-8',
+                errors='backslashreplace')
+
 
 #: Server-wide Apache settings of every mod_wsgi-express server
 #: (``--include-file``): no TRACE (it would echo the request's headers,

@@ -113,6 +113,7 @@ def apply():
         return 0
     patched = sum(make_available_names_public(checker)
                   for checker in live_checkers())
-    log.info('zope.security C checker leak workaround: names available by '
+    # DEBUG: an internal detail, made in every process of every command
+    log.debug('zope.security C checker leak workaround: names available by '
              'default made explicit on %d checkers', patched)
     return patched

@@ -15,7 +15,11 @@ PUBLISHER_OPTIONS = {
             'loopback with known passwords (with a warning).',
     'development': 'true: a development site, which may serve known '
                    'passwords on loopback to the local user (never behind '
-                   'trusted proxies, never a request a proxy forwarded).',
+                   'trusted proxies, never a request a proxy forwarded); '
+                   'it reads a changed template again at its next render.',
+    'debugger': 'true (development only): werkzeug\'s interactive debugger '
+                'shows the server errors of clients on this machine '
+                '(zope.pipeline[debug]).',
     'template_cache': 'A private directory (relative to the ini) keeping '
                       'the view templates Chameleon compiles for the '
                       'processes started later; "memory": none.  Default: '

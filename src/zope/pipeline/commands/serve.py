@@ -2,7 +2,11 @@
 
 Without --mod-wsgi: waitress, one process with threads (development);
 with --reload, the server is started again whenever a Python module it
-loaded or an ini, ZCML or ZConfig file beside the ini changes.
+loaded, an ini, ZCML or ZConfig file beside the ini, a ZCML file the
+site's configuration read or a template beside the project's own ZCML
+changes (after a configuration error too: fixing the file starts it
+again).  A development ini (development = true) also reads a changed
+template again at its next render, without a restart.
 With --mod-wsgi: mod_wsgi-express in daemon mode, --processes x
 --threads; every daemon process imports a generated WSGI script at its
 start, which loads the ini and opens the database in that process (after
@@ -118,7 +122,9 @@ def add_arguments(parser):
     parser.add_argument('--reload', action='store_true',
                         help='start the server again when a loaded Python '
                         'module changes (waitress: also an ini, ZCML or '
-                        'ZConfig file in the directory of the ini; '
+                        'ZConfig file in the directory of the ini, every '
+                        'ZCML file the site loaded, and the templates '
+                        'beside the project\'s ZCML, also after an error; '
                         'mod_wsgi: the daemon processes restart)')
     parser.add_argument('--server-root', help='mod_wsgi: directory for '
                         "Apache's configuration and logs (default: "
@@ -207,12 +213,18 @@ def run(args):
     daemon = daemon_of(*run_as(args.user, args.group))
     check_before_loading(ini, args.name, daemon)
     configure_logging(ini)
-    application, publisher = load_application(ini, args.name)
+    publisher = None
+    try:
+        application, publisher = load_application(ini, args.name)
+    finally:
+        if args.reload and not args.mod_wsgi:
+            watch_configuration(getattr(publisher, 'development', False))
     check_threads(publisher, threads, '--threads / [server:main] threads')
     if args.mod_wsgi and args.admin_processes:
         check_threads(publisher, args.admin_threads, '--admin-threads')
     application = refuse_known_passwords(application, publisher, host, ini)
     warn_of_memory_databases(publisher)
+    warn_of_unserved_metrics(publisher)
     if args.mod_wsgi:
         return serve_mod_wsgi(args, ini, publisher, host, port, threads)
     prepare_site_files(ini, publisher, daemon)
@@ -246,6 +258,46 @@ def watched_files(ini):
     return [os.path.join(here, pattern) for pattern in WATCHED_PATTERNS]
 
 
+#: In each directory of the project's own ZCML files (not an installed
+#: library's), the files whose change starts the server again: the ZCML
+#: files (those that only include others too) and, unless the ini is a
+#: development one (which reads a changed template again at its next
+#: render: ``templates.check_template_files``), the templates.
+PROJECT_PATTERNS = ('**/*.zcml',)
+TEMPLATE_PATTERNS = ('**/*.pt',)
+
+
+def watch_configuration(development=False):
+    """--reload under waitress, in the worker, once the site is loaded or
+    failed to load: watch every ZCML file the configuration read (those
+    read before an error too, and the one the error names, so fixing it
+    starts the server again), and the ZCML files and templates under the
+    directories of the project's own ZCML files (not the templates in
+    ``development``: they are read again without a restart)."""
+    import hupper
+
+    from zope.pipeline.app import loaded_files
+    patterns = PROJECT_PATTERNS + (() if development else TEMPLATE_PATTERNS)
+    hupper.get_reloader().watch_files(
+        sorted(loaded_files) + project_patterns(loaded_files, patterns))
+
+
+def project_patterns(files, patterns=PROJECT_PATTERNS):
+    """``patterns`` under each directory of ``files`` that is not in an
+    installed library (site-packages, the standard library)."""
+    import sysconfig
+    paths = sysconfig.get_paths()
+    libraries = {os.path.realpath(paths[key]) + os.sep
+                 for key in ('purelib', 'platlib', 'stdlib')}
+    directories = {os.path.dirname(os.path.realpath(path))
+                   for path in files}
+    return [os.path.join(directory, pattern)
+            for directory in sorted(directories)
+            if not any((directory + os.sep).startswith(library)
+                       for library in libraries)
+            for pattern in patterns]
+
+
 def warn_of_memory_databases(publisher):
     """Say so when the site's database is in memory: whatever it stores
     is lost when the server stops (and under mod_wsgi every process has
@@ -258,6 +310,17 @@ def warn_of_memory_databases(publisher):
                   'own).  Name a ZConfig file in open_root.zodb_config to '
                   'keep it.' % (path or '(no open_root.zodb_config)'),
                   flush=True)
+
+
+def warn_of_unserved_metrics(publisher):
+    """Say once, when serving starts (not in every command or process),
+    that the metrics endpoint is off for want of a token."""
+    import logging
+    for stage in publisher.outer.stages:
+        if stage.name == 'metrics_endpoint' and getattr(stage.app, 'off',
+                                                        False):
+            logging.getLogger('zope.pipeline.serve').warning(
+                stage.app.unserved_message())
 
 
 def refuse_known_passwords(application, publisher, host, ini):
@@ -432,12 +495,13 @@ def serve_mod_wsgi(args, ini, publisher, host, port, threads):
         reload=args.reload,
         extra=extra + buffering + client_limits(args.apache_workers)
         + rolling_reload(args) + list(args.express_options))
+    set_up_server(command)
     print('Serving on http://%s:%d/ (mod_wsgi daemon mode, %d processes x '
           '%d threads%s; server root %s)' % (host, port, args.processes,
                                              threads, admin, server_root),
           flush=True)
-    exec_command(command)
-    return 0
+    return run_in_foreground([os.path.join(server_root, 'apachectl'),
+                              'start', '-DFOREGROUND'])
 
 
 def body_buffering(args, server_root, host, port):
@@ -463,6 +527,54 @@ def rolling_reload(args):
     load) is off; the script's watcher restarts them one at a time
     instead (zope.pipeline.rolling)."""
     return [] if args.reload else ['--disable-reloading']
+
+
+def set_up_server(command):
+    """Have mod_wsgi-express write Apache's configuration and apachectl
+    in the server root (``--setup-only``), without starting Apache.  Its
+    summary is kept out of the output, unless it fails: it names the
+    daemons' listener as the "Server URL" (with body buffering, the
+    internal loopback one), and it opens /dev/stdout and /dev/stderr for
+    writing, which truncates a file the output is redirected to, losing
+    what was printed before."""
+    import subprocess
+    done = subprocess.run(command + ['--setup-only'], capture_output=True,
+                          stdin=subprocess.DEVNULL, text=True)
+    if done.returncode:
+        raise SystemExit('mod_wsgi-express could not set up the server '
+                         '(exit status %d):\n%s%s' % (
+                             done.returncode, done.stdout, done.stderr))
+
+
+#: The signals passed on to Apache by ``run_in_foreground`` at a terminal
+#: (SIGINT: Ctrl-C; SIGUSR1: graceful restart).
+FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP,
+                     signal.SIGUSR1)
+
+
+def run_in_foreground(command):
+    """Run Apache (``apachectl start -DFOREGROUND``) until it stops, as
+    mod_wsgi-express's start-server does: become it, or, at a terminal,
+    start it in a process group of its own and pass it the signals this
+    process gets, so a Ctrl-C stops Apache, which stops its children,
+    rather than reaching every child at once.  Return its exit status."""
+    if not sys.stdout.isatty():
+        exec_command(command)
+    import subprocess
+    process = None
+
+    def forward(signum, frame):
+        if process is not None:
+            process.send_signal(signum)
+
+    previous = {signum: signal.signal(signum, forward)
+                for signum in FORWARDED_SIGNALS}
+    try:
+        process = subprocess.Popen(command, process_group=0)
+        return process.wait()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def exec_command(command):

@@ -35,6 +35,7 @@ STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.4em; margin-bottom: 0.2em; }
 p.about { color: #555; margin-top: 0; }
+nav.back { margin-bottom: 0.6em; }
 div.charts { display: grid; gap: 12px;
               grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); }
 svg.chart { background: #fff; border: 1px solid #ddd; width: 100%;
@@ -265,8 +266,9 @@ def refresh_control(period):
             '<button type="submit">Apply</button></form>' % ''.join(options))
 
 
-def render_page(snapshot, count, refresh=None):
-    """The whole HTML page for a group snapshot; ``refresh`` in seconds."""
+def render_page(snapshot, count, refresh=None, site_url=None):
+    """The whole HTML page for a group snapshot; ``refresh`` in seconds;
+    ``site_url`` the site's address, linked at the top (the way back)."""
     window = Window(snapshot, count)
     charts = [requests_chart(window), latency_chart(window),
               errors_chart(window), utilization_chart(window),
@@ -276,13 +278,22 @@ def render_page(snapshot, count, refresh=None):
     return ('<!DOCTYPE html><html><head><meta charset="utf-8">%s'
             '<meta name="viewport" content="width=device-width">'
             '<title>Request metrics</title><style>%s</style></head><body>'
-            '<h1>Request metrics</h1><p class="about">%d process(es), %d '
+            '%s<h1>Request metrics</h1><p class="about">%d process(es), %d '
             'threads in all; steps of %g s; the last %d steps. Gaps are '
             'unknown steps, not zero.</p>%s<div class="charts">%s</div>'
             '<h2>Since the processes started</h2>%s</body></html>' % (
-                meta, STYLE, snapshot['processes'], snapshot['threads'],
+                meta, STYLE, back_link(site_url), snapshot['processes'],
+                snapshot['threads'],
                 snapshot['step'], count, refresh_control(refresh),
                 '\n'.join(charts), totals_table(snapshot)))
+
+
+def back_link(site_url):
+    """The link back to the site, above the charts."""
+    if not site_url:
+        return ''
+    return ('<nav class="back"><a href="%s">&larr; Back to the site</a>'
+            '</nav>' % html.escape(site_url, quote=True))
 
 
 class MetricsPage:
@@ -301,4 +312,5 @@ class MetricsPage:
             return ('<!DOCTYPE html><html><body><p>The metrics stage is not '
                     'in the pipeline.</p></body></html>')
         return render_page(runtime.group_snapshot(), runtime.chart_steps,
-                           refresh_period(self.request.form.get('refresh')))
+                           refresh_period(self.request.form.get('refresh')),
+                           self.request.getApplicationURL() + '/')

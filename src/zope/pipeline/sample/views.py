@@ -8,6 +8,10 @@ when the comment is refused too, saying why next to the form (a reload
 does not post it again).
 """
 
+import html
+import json
+import os
+import re
 from urllib.parse import quote
 
 from zope.browserpage import ViewPageTemplateFile
@@ -285,20 +289,149 @@ def walk(container, depth):
 
 
 class PipelineView(SampleView):
-    """What ``zope-pipeline show-pipeline`` prints for this site: the
-    chain of each request type, its stages' settings (for the
-    administrator: the settings name files and addresses)."""
+    """The administrator's picture of what ``zope-pipeline
+    show-pipeline`` prints for this site: the outer chain every request
+    goes through, then, per request type, the inner chain the switch
+    chooses, each stage a box with its contract, settings and where it
+    was registered (the settings name files and addresses: the
+    permission is zope.pipeline.ViewMetrics).  The text itself is at the
+    bottom of the page."""
 
     template = ViewPageTemplateFile('templates/pipeline.pt')
     page_name = 'Pipeline'
 
-    def chains(self):
+    def __init__(self, context, request):
+        super().__init__(context, request)
         publisher = getUtility(IPublisher)
-        return format_text(publisher.describe(), None,
-                           describe_request_factories(publisher))
+        self.data = publisher.describe()
+        self.factories = describe_request_factories(publisher)
+
+    def picture(self):
+        return pipeline_picture(self.data, self.factories)
+
+    def chains(self):
+        return format_text(self.data, None, self.factories)
+
+    def pipeline_style_url(self):
+        return '%s/@@/%s/pipeline.css' % (self.site_url(), RESOURCES)
 
     def __call__(self):
         return self.template()
+
+
+#: What each security model means for the code behind a view.
+SECURITY_MODELS = {
+    'proxied': 'Traversal wraps every object it reaches in a security '
+               'proxy: each attribute a view, a template or a traverser '
+               'touches is checked against the permission its class '
+               'requires.',
+    'view-checked': 'Traversal hands back the objects themselves and the '
+                    'call stage checks the permission of the published '
+                    'view once: the code behind the view is trusted. Only '
+                    'trusted views get bare objects (%s); any other view '
+                    'stays security-proxied.',
+}
+
+
+def pipeline_picture(data, factories):
+    """``{'outer': [stage], 'request_types': [request type]}`` for the
+    page, from ``publisher.describe()`` and
+    ``describe_request_factories()``: the stages numbered in the order
+    a request meets them (the inner ones after the outer ones), each
+    with what the page shows of it."""
+    from zope.pipeline.securitymodels import TRUSTED_VIEW_INTERFACES
+    trusted = ', '.join('%s.%s' % item for item in TRUSTED_VIEW_INTERFACES)
+    outer = None
+    request_types = []
+    for name, info in data['request_types'].items():
+        stages = [page_stage(number, stage)
+                  for number, stage in enumerate(info['stages'], 1)]
+        if outer is None:
+            outer = [stage for stage in stages if stage['part'] == 'outer']
+        origin = info['origin']
+        model = origin['security']
+        factory = factories.get(name, {})
+        request_types.append({
+            'name': name,
+            'methods': ' '.join(factory.get('methods', ())),
+            'mimetypes': ' '.join(factory.get('mimetypes', ())),
+            'priority': factory.get('priority'),
+            'made_from': (
+                'the publication %s (<publisher>)' % origin['publication']
+                if origin['publication'] else 'pipeline:requestFactory'),
+            'registered_at': place(origin['registered_at']),
+            'security': model,
+            'security_text': security_text(model, trusted),
+            'security_chosen_at': (place(origin['security_chosen_at'])
+                                   if origin['security_chosen_at']
+                                   else None),
+            'interfaces': ', '.join(short_name(iface)
+                                    for iface in info['interfaces']),
+            'request_class': breakable(factory.get('factory', '')),
+            'stages': [stage for stage in stages
+                       if stage['part'] == 'inner'],
+        })
+    return {'outer': outer or [], 'request_types': request_types}
+
+
+def security_text(model, trusted):
+    """What the security model ``model`` means (``trusted``: the
+    interfaces of the views the view-checked model trusts)."""
+    text = SECURITY_MODELS.get(model, '')
+    if model == 'view-checked':
+        text = text % trusted
+    return text
+
+
+def page_stage(number, stage):
+    """One stage of ``describe()``, as its box on the page shows it."""
+    return {
+        'number': number,
+        'name': stage['name'],
+        'part': stage['part'],
+        'factory': breakable(stage['factory']),
+        'for': short_name(stage['for']) if stage['for'] else None,
+        'registered_at': place(stage['registered_at']),
+        'constraints': '; '.join(
+            '%s %s' % (relation, ', '.join(stage[relation]))
+            for relation in ('before', 'after') if stage[relation]),
+        'settings': [{'key': key, 'value': breakable(json.dumps(value))}
+                     for key, value in sorted(stage['settings'].items())],
+        'declared': stage['contract_declared'],
+        'contract': [{'label': label,
+                      'keys': [breakable(item) for item in stage[key]]}
+                     for key, label in (('reads', 'reads'),
+                                        ('reads_if_present', 'may read'),
+                                        ('writes', 'writes'))
+                     if stage[key] or key != 'reads_if_present'],
+        'publishes': stage['publishes'],
+        'passes_through': stage.get('passes_through', False),
+    }
+
+
+def short_name(identifier):
+    """The last part of a dotted name (``IBrowserRequest``)."""
+    return identifier.rsplit('.', 1)[-1]
+
+
+def place(registered_at):
+    """``{'short', 'full'}`` of a registration's file:line: the path
+    relative to the ``sys.path`` entry holding it
+    (``zope/pipeline/pipeline.zcml:23``), else to the current directory
+    when it is below it (``etc/site.zcml:15``)."""
+    from zope.pipeline.logtext import short_path
+    short = short_path(registered_at)
+    here = os.getcwd() + os.sep
+    if short == registered_at and short.startswith(here):
+        short = short[len(here):]
+    return {'short': breakable(short), 'full': registered_at}
+
+
+def breakable(text):
+    """``text`` as HTML, with a line break opportunity (``<wbr>``) after
+    each dot and slash, so a long dotted name or path breaks
+    between its parts rather than anywhere."""
+    return re.sub(r'([./])', r'\1<wbr>', html.escape(text, quote=False))
 
 
 class CounterView(SampleView):

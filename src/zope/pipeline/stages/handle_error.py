@@ -43,7 +43,6 @@ is aborted afterwards.
 import contextlib
 import html
 import sys
-import traceback
 import xmlrpc.client
 
 from zope.authentication.interfaces import IAuthentication
@@ -73,6 +72,7 @@ from zope.security.management import queryInteraction
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
+from zope.pipeline.debugpage import debug_html
 from zope.pipeline.errors import DEFAULT_RETRY_AFTER
 from zope.pipeline.errors import BadInput
 from zope.pipeline.errors import IPayloadTooLarge
@@ -111,6 +111,7 @@ reads_if_present = (
     keys.HANDLE_ERRORS,
     keys.RETRY_AFTER,
     keys.POWERED_BY,
+    keys.DEBUGGER,
 )
 writes = ()
 
@@ -175,14 +176,19 @@ def retry_after_of(environ):
     return str(environ.get(keys.RETRY_AFTER, DEFAULT_RETRY_AFTER))
 
 
-def default_page(status, error, debug, exc_info, message=None):
+def default_page(status, error, debug, exc_info, message=None,
+                 environ=None):
+    """The page of an error without an exception view; in ``debug`` mode
+    with the error, the site's frames, the folded traceback and the
+    request (``environ``), credentials masked (zope.pipeline.debugpage).
+    """
     title = '%d %s' % (status, REASONS.get(status, 'Error'))
-    parts = ['<!DOCTYPE html>\n<html><head><title>%s</title></head><body>'
-             % title, '<h1>%s</h1>' % title,
+    parts = ['<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+             '<title>%s</title></head><body>' % title, '<h1>%s</h1>' % title,
              '<p>%s</p>' % (message or MESSAGES.get(status, MESSAGES[500]))]
     if debug:
-        parts.append('<pre>%s</pre>' % html.escape(
-            ''.join(traceback.format_exception(*exc_info))))
+        request = environ.get(keys.REQUEST_KEY) if environ else None
+        parts.append(debug_html(exc_info, environ, request))
     parts.append('</body></html>')
     return ''.join(parts)
 
@@ -310,6 +316,13 @@ class HandleErrorStage:
                 if original is error:
                     raise
                 raise original from None
+            if environ.get(keys.DEBUGGER) and status_of(error) == 500:
+                # the debugger stage (development) shows it
+                logger.error('%s %s failed; the debugger shows it',
+                             client_text(environ.get('REQUEST_METHOD')),
+                             client_text(environ.get('PATH_INFO')),
+                             exc_info=True)
+                raise
             exc_info = sys.exc_info()
             try:
                 if is_unavailable(error):
@@ -356,7 +369,8 @@ class HandleErrorStage:
                 response.setHeader('Content-Type', 'text/html;charset=utf-8')
                 response.setResult(default_page(status, error, self.debug,
                                                 exc_info,
-                                                client_message(error)))
+                                                client_message(error),
+                                                environ))
             return emit(environ, response, start_response, exc_info,
                         self.filters)
 
@@ -399,7 +413,7 @@ class HandleErrorStage:
         response.setHeader('Retry-After', retry_after_of(environ))
         response.setHeader('Content-Type', 'text/html;charset=utf-8')
         response.setResult(default_page(503, error, self.debug, exc_info,
-                                        unavailable_message(error)))
+                                        unavailable_message(error), environ))
         return emit(environ, response, start_response, exc_info,
                     self.filters)
 

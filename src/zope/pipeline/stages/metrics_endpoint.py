@@ -117,10 +117,16 @@ class MetricsEndpointStage:
             if token else None
         self.off = require_token and not token
         if self.off:
-            logger.warning(
-                'metrics_endpoint.require_token is true and no token is '
+            # every command and process builds the stage: `serve` warns
+            # once (``unserved_message``)
+            logger.debug(self.unserved_message())
+
+    def unserved_message(self):
+        """What is said when the endpoint is off for want of a token."""
+        return ('metrics_endpoint.require_token is true and no token is '
                 'set: %s is not served.  Set metrics_endpoint.token_file '
-                '(a file readable by the server only) to serve it.', path)
+                '(a file readable by the server only) to serve it.'
+                % self.path)
 
     def __call__(self, environ, start_response):
         if self.off or environ.get('PATH_INFO') != self.path or \
