@@ -38,6 +38,13 @@ def load_zcml(site_zcml, principals_zcml=None):
     """Execute ``site_zcml``, then ``principals_zcml`` if given (in the
     same configuration, so conflicts between them are found); return the
     PipelineRegistry they filled."""
+    return configure(site_zcml, principals_zcml)[0]
+
+
+def configure(site_zcml, principals_zcml=None):
+    """``load_zcml``: (the PipelineRegistry, the principals the ZCML
+    defined, ``credentials.defined_principals``)."""
+    from zope.pipeline.credentials import defined_principals
     if not os.path.exists(site_zcml):
         raise ConfigurationError("The site ZCML file %s does not exist."
                                  % site_zcml)
@@ -46,9 +53,11 @@ def load_zcml(site_zcml, principals_zcml=None):
     xmlconfig.file(site_zcml, context=context, execute=False)
     if principals_zcml:
         xmlconfig.file(principals_zcml, context=context, execute=False)
+    principals = defined_principals(context.actions)
     context.execute_actions()
     registry = getattr(context, 'pipeline_registry', None)
-    return registry if registry is not None else PipelineRegistry()
+    return (registry if registry is not None else PipelineRegistry(),
+            principals)
 
 
 def use_template_cache(directory):
@@ -62,7 +71,8 @@ def use_template_cache(directory):
 
 def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
              where_settings='the application settings', principals_zcml=None,
-             demo=False, template_cache=None, development=False):
+             demo=False, template_cache=None, development=False,
+             checked_passwords=None):
     """Load the site's ZCML (and its principals) and return its Publisher.
 
     ``demo`` and ``development`` are recorded on the publisher
@@ -72,12 +82,17 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
     for the processes started later (None: memory;
     ``template_cache_directory``).  Template files are read again when
     they change in development only (``templates.check_template_files``).
+    ``checked_passwords`` is the record of the principals already checked
+    for known passwords (``credentials.CheckedPasswords``; None: none).
     """
+    from zope.pipeline.credentials import CheckedPasswords
     use_template_cache(template_cache)
     from zope.pipeline import templates  # Chameleon, when a site is made
     templates.check_template_files(development)
-    publisher = Publisher(load_zcml(site_zcml, principals_zcml), settings,
-                          where_settings)
+    registry, principals = configure(site_zcml, principals_zcml)
+    publisher = Publisher(registry, settings, where_settings)
+    publisher.checked_passwords = CheckedPasswords(principals,
+                                                   checked_passwords)
     publisher.demo = demo
     publisher.development = development
     publisher.principals_zcml = principals_zcml
@@ -188,6 +203,7 @@ def app_factory(global_conf, **local_conf):
     compiled templates (``template_cache_directory``); every other key is
     a stage setting, ``<stage>.<key> = value``.
     """
+    from zope.pipeline.credentials import checked_passwords_path
     ini = global_conf.get('__file__')
     where_settings = ('the application section of %s' % ini if ini
                       else 'the application section')
@@ -195,8 +211,9 @@ def app_factory(global_conf, **local_conf):
     here = global_conf.get('here') or os.getcwd()
     site_zcml = os.path.join(here, options.get('site_zcml',
                                                DEFAULT_SITE_ZCML))
-    return make_app(site_zcml, settings, where_settings,
-                    principals_file(here, options, where_settings),
+    principals = principals_file(here, options, where_settings)
+    return make_app(site_zcml, settings, where_settings, principals,
                     demo_option(options, where_settings),
                     template_cache_directory(here, options, where_settings),
-                    demo_option(options, where_settings, 'development'))
+                    demo_option(options, where_settings, 'development'),
+                    checked_passwords_path(ini, principals) if ini else None)

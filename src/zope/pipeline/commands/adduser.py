@@ -88,6 +88,7 @@ def run(args):
         'password_manager': NEW_PASSWORD_MANAGER,
         'permissions': args.permission or list(DEFAULT_PERMISSIONS)}
     write_principals(path, principals)
+    record_checked(ini, path, principals[login])
     if args.owner:
         give_to_owner(path, args.owner)
     print('%s: principal %s (login %s) with %s.  Restart the server to '
@@ -109,6 +110,17 @@ def principals_path(ini, name='main'):
             '%%(here)s/../var/principals.zcml` to its [app:%s] section.'
             % (ini, name))
     return os.path.normpath(os.path.join(os.path.dirname(ini), value))
+
+
+def record_checked(ini, path, principal):
+    """Record the entry just written as checked against the known
+    passwords (``check_password`` refused them), so no server start
+    checks it again (zope.pipeline.credentials)."""
+    from zope.pipeline.credentials import checked_passwords_path
+    from zope.pipeline.credentials import record_checked_entries
+    record_checked_entries(checked_passwords_path(ini, path), [(
+        principal['login'], principal['password_manager'],
+        principal['password'])])
 
 
 def check_password(password, login):
