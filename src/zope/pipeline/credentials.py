@@ -195,13 +195,20 @@ def read_checked(path):
 
 def write_checked(path, entries):
     """Write a record of ``entries`` (the newest ``MAX_CHECKED_ENTRIES``),
-    readable by its owner only; a failure is logged, not raised."""
+    readable by its owner only (root: and by the group of its directory,
+    the daemon processes' in ``var/``); a failure is logged, not
+    raised."""
     from zope.pipeline.privatefiles import UnsafePathError
     from zope.pipeline.privatefiles import write_secret
     kept = dict(list(entries.items())[-MAX_CHECKED_ENTRIES:])
     text = json.dumps({'checked': kept}, indent=0, sort_keys=False)
     try:
         write_secret(path, text + '\n')
+        if os.geteuid() == 0:
+            # as the principals file: the daemon processes' group reads it
+            group = os.stat(os.path.dirname(path)).st_gid
+            os.chown(path, 0, group, follow_symlinks=False)
+            os.chmod(path, 0o640)
     except (OSError, UnsafePathError) as error:
         logger.debug('Cannot record checked passwords in %s: %s', path,
                      error)
