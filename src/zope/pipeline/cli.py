@@ -19,6 +19,7 @@ COMMANDS = (
     'zope.pipeline.commands.create',
     'zope.pipeline.commands.show_pipeline',
     'zope.pipeline.commands.explain',
+    'zope.pipeline.commands.request',
     'zope.pipeline.commands.serve',
     'zope.pipeline.commands.shell',
     'zope.pipeline.commands.run',
