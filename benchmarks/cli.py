@@ -75,6 +75,10 @@ def add_arguments(parser):
     parser.add_argument('--repeats', type=int, help='runs per measurement')
     parser.add_argument('--warmup', type=int,
                         help='requests before each measurement')
+    parser.add_argument('--principals', type=int, metavar='N',
+                        help='principals in the site\'s principals file '
+                             '(default: none; the start-up part shows '
+                             'whether they cost a worker time)')
     parser.add_argument('--only', type=comma_list(),
                         help='parts to run, of: %s' % ', '.join(
                             harness.PARTS))
@@ -99,7 +103,8 @@ def make_plan(args):
     else:
         plan = harness.QUICK if args.quick else harness.FULL
     changes = peer_changes(args)
-    for name in ('configs', 'storages', 'requests', 'repeats', 'warmup'):
+    for name in ('configs', 'storages', 'requests', 'repeats', 'warmup',
+                 'principals'):
         if getattr(args, name) is not None:
             changes[name] = getattr(args, name)
     if args.storages is not None and (

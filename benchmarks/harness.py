@@ -31,6 +31,7 @@ from benchmarks.scripts import PROJECT_ROOT
 from benchmarks.scripts import bench_ini
 from benchmarks.scripts import ceiling_script
 from benchmarks.scripts import pipeline_script
+from benchmarks.scripts import write_principals
 from benchmarks.servers import ServerConfig
 from benchmarks.servers import fetch
 from benchmarks.servers import serving
@@ -84,6 +85,9 @@ class Plan:
     paste_configs: tuple = (ServerConfig('paste', 1, 10),
                             ServerConfig('mod_wsgi', 2, 1))
     paste_apps: tuple = ('classic', 'pipeline')
+    #: Principals in the site's principals file (``--principals``): a
+    #: worker's start must not depend on them.
+    principals: int = 0
 
     def loads(self):
         return [Load(self.requests, concurrency, keep_alive)
@@ -244,11 +248,21 @@ class Harness:
             storage.teardown()
 
     def app_script(self, storage_name, label):
-        """A script-text factory for the site on a storage (fresh data)."""
+        """A script-text factory for the site on a storage (fresh data),
+        its ini in ``LABEL/etc/`` beside a ``LABEL/var/`` (as a project
+        lays them out) with ``plan.principals`` principals there."""
         zodb_config = self.storage(storage_name).setup(self.workspace, label)
-        ini = self.workspace.write('%s.ini' % label, bench_ini(
-            self.site.site_zcml, self.site.settings_for(storage_name),
-            zodb_config))
+        self.workspace.directory(label, 'etc')
+        var = self.workspace.directory(label, 'var')
+        principals = None
+        if self.plan.principals:
+            principals = write_principals(
+                os.path.join(var, 'principals.zcml'), self.plan.principals)
+            self.workspace.give(var)
+        ini = self.workspace.write(os.path.join(
+            label, 'etc', '%s.ini' % label), bench_ini(
+                self.site.site_zcml, self.site.settings_for(storage_name),
+                zodb_config, principals))
         return lambda count_dir, log_dir: pipeline_script(ini, count_dir,
                                                           log_dir)
 

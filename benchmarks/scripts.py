@@ -19,12 +19,13 @@ from benchmarks import serverside
 serverside.configure_logging(%(log_dir)r)
 '''
 
+# As a deployed WSGI script loads it (etc/app.wsgi): with the checks of
+# zope.pipeline.startup (known passwords among them) and the databases
+# opened at the start; the benchmark's servers listen on loopback.
 _PIPELINE = '''\
-from paste.deploy import loadapp
-from zope.pipeline.startup import open_databases
-publisher = loadapp('config:' + %(ini)r)
-open_databases(publisher)
-application = serverside.CountingMiddleware(publisher, %(count_dir)r)
+from zope.pipeline.startup import load_site
+application = serverside.CountingMiddleware(
+    load_site(%(ini)r, listen='127.0.0.1'), %(count_dir)r)
 '''
 
 _CEILING = '''\
@@ -78,14 +79,44 @@ def ceiling_body_script(body, count_dir, log_dir):
     return (_HEADER + _CEILING_BODY) % values
 
 
-def bench_ini(site_zcml, app_settings, zodb_config):
-    """The ini text: a site's app settings, storage from ``zodb_config``.
+def bench_ini(site_zcml, app_settings, zodb_config, principals_zcml=None):
+    """The ini text: a site's app settings, storage from ``zodb_config``,
+    principals from ``principals_zcml`` (if given).
 
     Values are written already interpolated, with ``%`` escaped.
     """
     settings = {'use': 'egg:zope.pipeline#main', 'site_zcml': site_zcml}
     settings.update(app_settings)
     settings['open_root.zodb_config'] = zodb_config
+    if principals_zcml:
+        settings['principals_zcml'] = principals_zcml
     return '[app:main]\n' + ''.join(
         '%s = %s\n' % (key, str(value).replace('%', '%%'))
         for key, value in settings.items())
+
+
+def write_principals(path, count):
+    """A principals file of ``count`` principals (``user1``...), as
+    ``zope-pipeline adduser`` writes it, all with one random password
+    (one bcrypt hash: hashing each would take 0.25 s), recorded as
+    checked for known passwords as adduser records them."""
+    import secrets
+
+    from zope.pipeline.commands import adduser
+    from zope.pipeline.credentials import CHECKED_PASSWORDS_NAME
+    from zope.pipeline.credentials import record_checked_entries
+    from zope.pipeline.passwords import NEW_PASSWORD_MANAGER
+    from zope.pipeline.passwords import hash_password
+    hashed = hash_password(secrets.token_urlsafe(16))
+    logins = ['user%d' % number for number in range(1, count + 1)]
+    record_checked_entries(
+        os.path.join(os.path.dirname(path), CHECKED_PASSWORDS_NAME),
+        [(login, NEW_PASSWORD_MANAGER, hashed) for login in logins])
+    adduser.write_principals(path, {
+        'user%d' % number: {
+            'id': adduser.PRINCIPAL_PREFIX + 'user%d' % number,
+            'title': 'user%d' % number, 'login': 'user%d' % number,
+            'password': hashed, 'password_manager': NEW_PASSWORD_MANAGER,
+            'permissions': []}
+        for number in range(1, count + 1)})
+    return path

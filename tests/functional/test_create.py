@@ -88,3 +88,35 @@ for path in ('/', '/welcome', '/@@add-document', '/welcome/@@edit',
     pages[path] = (response.status_int, response.text)
 print(json.dumps(pages))
 '''
+
+
+def test_the_wheel_of_a_new_project_holds_every_template_and_resource(
+        tmp_path):
+    """The tutorial puts note.pt beside the package's modules: the
+    project's wheel holds it, its ZCML, and static files in any folder."""
+    pytest.importorskip('build')
+    project = tmp_path / 'mysite'
+    assert main(['create', str(project)]) == 0
+    package = project / 'src' / 'mysite'
+    tutorial = os.path.join(os.path.dirname(os.path.dirname(__file__)), '..',
+                            'docs', 'tutorial', 'mysite', 'src', 'mysite')
+    for name in ('note.pt', 'notes.zcml'):
+        with open(os.path.join(tutorial, name)) as stream:
+            (package / name).write_text(stream.read())
+    (package / 'static' / 'images').mkdir(parents=True)
+    (package / 'static' / 'site.css').write_text('body { margin: 0 }\n')
+    (package / 'static' / 'images' / 'logo.svg').write_text('<svg/>\n')
+    done = subprocess.run(
+        [sys.executable, '-m', 'build', '--wheel', '--no-isolation',
+         '--outdir', str(tmp_path / 'dist'), str(project)],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (wheel,) = (tmp_path / 'dist').glob('*.whl')
+    import zipfile
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    expected = {'mysite/note.pt', 'mysite/notes.zcml', 'mysite/site.zcml',
+                'mysite/configure.zcml', 'mysite/ftesting.zcml',
+                'mysite/templates/front.pt', 'mysite/static/site.css',
+                'mysite/static/images/logo.svg'}
+    assert expected <= names, sorted(expected - names)

@@ -50,7 +50,9 @@ def test_the_administrator_logs_in_with_the_password_from_the_environment(
     text = path.read_text()
     assert PASSWORD not in text and '{BCRYPT}$2b$12$' in text
     assert 'password_manager="BCRYPT"' in text
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    # root shares it with the servers' group (see below), others keep it
+    assert stat.S_IMODE(os.stat(path).st_mode) == (
+        0o640 if os.geteuid() == 0 else 0o600)
     app = load(ini)
     app.get('/folder/page/@@edit', extra_environ=basic('boss', PASSWORD))
     app.get('/folder/page/@@edit', extra_environ=basic('boss', 'wrong'),
@@ -130,18 +132,82 @@ def test_on_a_terminal_the_password_is_asked_twice(ini, tmp_path,
         zope_pipeline(['adduser', ini, '--login', 'boss'])
 
 
-def test_owner_gets_the_principals_file(ini, tmp_path, monkeypatch):
+def read_as(user, path):
+    """Whether ``user`` can read ``path`` (in a child process)."""
     import pwd
+    entry = pwd.getpwnam(user)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child)
+        try:
+            os.setgroups(os.getgrouplist(user, entry.pw_gid))
+            os.setgid(entry.pw_gid)
+            os.setuid(entry.pw_uid)
+            with open(path) as stream:
+                stream.read()
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    return os.waitpid(pid, 0)[1] == 0
+
+
+@pytest.fixture
+def open_ini():
+    """The ini of a project in a directory www-data may pass through."""
+    import shutil
+    import tempfile
+    directory = tempfile.mkdtemp(prefix='zp-adduser-', dir='/tmp')
+    os.chmod(directory, 0o755)
+    path = os.path.join(directory, 'site.ini')
+    with open(path, 'w') as stream:
+        stream.write(INI % os.path.join(ROOT, 'etc', 'site.zcml'))
+    yield path
+    shutil.rmtree(directory)
+
+
+def test_root_writes_the_principals_file_the_servers_read(
+        clean_zope, open_ini, monkeypatch):
+    """adduser as root, then a rolling restart (daemon processes as
+    www-data read the file) or serve (which refuses a file the daemon
+    user can change) accepts it: root's, www-data's group, 0640."""
+    import grp
+    import pwd
+
+    from zope.pipeline.layout import check_before_loading
+    from zope.pipeline.layout import daemon_of
+    from zope.pipeline.ownership import check_readable_by
     if os.geteuid() != 0:
-        pytest.skip('giving a file to another user needs root')
+        pytest.skip('the servers read it as another user when run as root')
+    ini = open_ini
     monkeypatch.setenv('ZOPE_PIPELINE_PASSWORD', PASSWORD)
+    assert zope_pipeline(['adduser', ini, '--login', 'boss']) == 0
+    path = os.path.join(os.path.dirname(ini), 'var', 'principals.zcml')
+    info = os.stat(path)
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (
+        0, pwd.getpwnam('www-data').pw_gid, 0o640)
+    assert read_as('www-data', path)
+    daemon = daemon_of('www-data', 'www-data')
+    check_before_loading(ini, 'main', daemon)
+    check_readable_by('www-data', 'www-data', [path])
+    # --group names another daemon group; the next run keeps it
     assert zope_pipeline(['adduser', ini, '--login', 'boss',
-                          '--owner', 'nobody']) == 0
-    path = tmp_path / 'var' / 'principals.zcml'
-    assert os.stat(path).st_uid == pwd.getpwnam('nobody').pw_uid
-    with pytest.raises(SystemExit, match='no such user'):
+                          '--group', 'nogroup']) == 0
+    assert zope_pipeline(['adduser', ini, '--login', 'editor']) == 0
+    info = os.stat(path)
+    assert (info.st_uid, info.st_gid) == (0, grp.getgrnam('nogroup').gr_gid)
+    assert not read_as('www-data', path)
+    with pytest.raises(SystemExit, match='no such group'):
         zope_pipeline(['adduser', ini, '--login', 'boss',
-                       '--owner', 'no-such-user-here'])
+                       '--group', 'no-such-group-here'])
+
+
+def test_the_owner_option_is_gone(ini, monkeypatch, capsys):
+    """--owner www-data made a file serve refuses (www-data could change
+    what root reads): --group replaces it."""
+    monkeypatch.setenv('ZOPE_PIPELINE_PASSWORD', PASSWORD)
+    with pytest.raises(SystemExit):
+        zope_pipeline(['adduser', ini, '--login', 'boss',
+                       '--owner', 'www-data'])
+    assert 'unrecognized arguments: --owner' in capsys.readouterr().err
 
 
 def test_a_file_that_is_not_a_principals_file_is_left_alone(

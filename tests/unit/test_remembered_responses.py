@@ -98,6 +98,8 @@ def test_a_result_gets_the_headers_and_body_zope_publisher_gives(
             environ = environ_for(accept_charset)
             ours = responded(make, environ, result, content_type)
             theirs = responded(stock, environ, result, content_type)
+            if make is factories.browser and is_empty(theirs):
+                theirs = without_guessed_type(theirs)
             assert (attempt, result, content_type, ours) == (
                 attempt, result, content_type, theirs)
 
@@ -112,6 +114,35 @@ def test_a_response_with_a_base_inserts_it_as_zope_publisher_does(
         assert responded(factories.browser, environ, result, content_type,
                          base=base) == responded(
             BrowserRequest, environ, result, content_type, base=base)
+
+
+def is_empty(responded_result):
+    """Whether a response has no body (``responded``'s result)."""
+    return not isinstance(responded_result[0], type) and \
+        responded_result[1] == b''
+
+
+def without_guessed_type(responded_result):
+    """zope.publisher's browser response without the type it guessed for
+    an empty body (ours guesses none: ``test_an_empty_...``)."""
+    headers, body = responded_result
+    guessed = ('Content-Type', 'X-Content-Type-Warning')
+    return [(name, value) for name, value in headers
+            if name not in guessed], body
+
+
+def test_an_empty_browser_response_gets_no_guessed_type(charsets):
+    """The 303 after a form's POST has no body: zope.publisher calls it
+    text/plain, 'guessed from content'; ours says no type."""
+    for result in ('', b'', None):
+        headers = dict(responded(factories.browser, environ_for(), result,
+                                 status=303)[0])
+        assert 'Content-Type' not in headers
+        assert 'X-Content-Type-Warning' not in headers
+        assert headers['Content-Length'] == '0'
+    typed = dict(responded(factories.browser, environ_for(), '',
+                           'text/html', status=200)[0])
+    assert typed['Content-Type'].startswith('text/html')
 
 
 def test_a_not_modified_response_gets_no_guessed_type(charsets):

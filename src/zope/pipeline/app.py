@@ -74,6 +74,13 @@ def load_zcml(site_zcml, principals_zcml=None, more=()):
     them are found); return the PipelineRegistry they filled.  The files
     read are added to ``loaded_files``, those read before an error
     included."""
+    return configure(site_zcml, principals_zcml, more)[0]
+
+
+def configure(site_zcml, principals_zcml=None, more=()):
+    """``load_zcml``: (the PipelineRegistry, the principals the ZCML
+    defined, ``credentials.defined_principals``)."""
+    from zope.pipeline.credentials import defined_principals
     if not os.path.exists(site_zcml):
         raise ConfigurationError("The site ZCML file %s does not exist."
                                  % site_zcml)
@@ -90,9 +97,11 @@ def load_zcml(site_zcml, principals_zcml=None, more=()):
         loaded_files.update(configuration_files(context, error))
         raise
     loaded_files.update(configuration_files(context))
+    principals = defined_principals(context.actions)
     context.execute_actions()
     registry = getattr(context, 'pipeline_registry', None)
-    return registry if registry is not None else PipelineRegistry()
+    return (registry if registry is not None else PipelineRegistry(),
+            principals)
 
 
 def use_template_cache(directory):
@@ -107,7 +116,7 @@ def use_template_cache(directory):
 def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
              where_settings='the application settings', principals_zcml=None,
              demo=False, template_cache=None, development=False,
-             debugger=False):
+             debugger=False, checked_passwords=None):
     """Load the site's ZCML (and its principals) and return its Publisher.
 
     ``demo`` and ``development`` are recorded on the publisher
@@ -119,7 +128,10 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
     they change in development only (``templates.check_template_files``).
     ``debugger`` adds werkzeug's interactive debugger (``DEBUGGER_ZCML``);
     a site with it and without ``development`` is refused.
+    ``checked_passwords`` is the record of the principals already checked
+    for known passwords (``credentials.CheckedPasswords``; None: none).
     """
+    from zope.pipeline.credentials import CheckedPasswords
     if debugger and not development:
         raise ConfigurationError(
             'debugger = true in %s: the interactive debugger runs Python '
@@ -128,15 +140,16 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
     use_template_cache(template_cache)
     from zope.pipeline import templates  # Chameleon, when a site is made
     templates.check_template_files(development)
-    publisher = Publisher(
-        load_zcml(site_zcml, principals_zcml,
-                  [DEBUGGER_ZCML] if debugger else ()),
-        settings, where_settings)
+    registry, principals = configure(site_zcml, principals_zcml,
+                                     [DEBUGGER_ZCML] if debugger else ())
+    publisher = Publisher(registry, settings, where_settings)
     if not development and 'debugger' in publisher.outer.names():
         raise ConfigurationError(
             'The site\'s ZCML registers the debugger stage, which runs '
             'Python sent by the browser, and %s does not say development = '
             'true: it is for development only.' % where_settings)
+    publisher.checked_passwords = CheckedPasswords(principals,
+                                                   checked_passwords)
     publisher.demo = demo
     publisher.development = development
     publisher.principals_zcml = principals_zcml
@@ -248,6 +261,7 @@ def app_factory(global_conf, **local_conf):
     compiled templates (``template_cache_directory``); every other key is
     a stage setting, ``<stage>.<key> = value``.
     """
+    from zope.pipeline.credentials import checked_passwords_path
     ini = global_conf.get('__file__')
     where_settings = ('the application section of %s' % ini if ini
                       else 'the application section')
@@ -255,9 +269,10 @@ def app_factory(global_conf, **local_conf):
     here = global_conf.get('here') or os.getcwd()
     site_zcml = os.path.join(here, options.get('site_zcml',
                                                DEFAULT_SITE_ZCML))
-    return make_app(site_zcml, settings, where_settings,
-                    principals_file(here, options, where_settings),
+    principals = principals_file(here, options, where_settings)
+    return make_app(site_zcml, settings, where_settings, principals,
                     demo_option(options, where_settings),
                     template_cache_directory(here, options, where_settings),
                     demo_option(options, where_settings, 'development'),
-                    demo_option(options, where_settings, 'debugger'))
+                    demo_option(options, where_settings, 'debugger'),
+                    checked_passwords_path(ini, principals) if ini else None)

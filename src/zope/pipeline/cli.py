@@ -19,6 +19,7 @@ COMMANDS = (
     'zope.pipeline.commands.create',
     'zope.pipeline.commands.show_pipeline',
     'zope.pipeline.commands.explain',
+    'zope.pipeline.commands.request',
     'zope.pipeline.commands.serve',
     'zope.pipeline.commands.shell',
     'zope.pipeline.commands.run',
@@ -79,6 +80,19 @@ def main(argv=None):
     except ConfigurationError as error:
         print('zope-pipeline %s: %s' % (args.command, error), file=sys.stderr)
         return 1
+    except LookupError as error:
+        if type(error) is not LookupError:  # KeyError, IndexError: a bug
+            raise
+        # paste.deploy's: no such section, or no such application
+        print('zope-pipeline %s: %s.  %s' % (args.command, error, INI_HINT),
+              file=sys.stderr)
+        return 1
+
+
+#: What to change when paste.deploy finds no application in an ini.
+INI_HINT = ('Name an [app:NAME] section of the ini with --name (default: '
+            'main), whose `use` names an installed application (e.g. '
+            'egg:zope.pipeline#main).')
 
 
 if __name__ == '__main__':  # pragma: no cover

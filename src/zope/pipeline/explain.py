@@ -571,6 +571,49 @@ def response_effects(stages, method):
             if name in names and (methods is None or method in methods)]
 
 
+def site_environ(publisher, url, method):
+    """``request_environ`` for the site of ``publisher``: a path alone
+    goes to the first of its ``virtual_host.allowed_hosts``."""
+    allowed = stage_settings(publisher.describe()['request_types'].get(
+        'browser', {'stages': []})['stages'], 'virtual_host').get(
+            'allowed_hosts', '')
+    return request_environ(url, method, allowed)
+
+
+class ActAs:
+    """A stage of a chain built for one principal: the request's principal
+    is ``principal`` from this stage on (``act_as``)."""
+
+    def __init__(self, stage, principal):
+        self.stage = stage
+        self.principal = principal
+
+    def __getattr__(self, name):
+        return getattr(self.stage, name)
+
+    def __call__(self, environ, start_response):
+        act_as(environ[keys.REQUEST_KEY], self.principal)
+        return self.stage(environ, start_response)
+
+
+class ActingPublisher(Publisher):
+    """The site's chains, built again, publishing as ``principal``: the
+    authenticate stage runs, then traversal and the view see the
+    principal (``zope-pipeline request --user``, as ``explain --user``
+    asks)."""
+
+    def __init__(self, publisher, principal):
+        self.principal = principal
+        super().__init__(publisher.registry, publisher.raw_settings,
+                         publisher.where_settings)
+
+    def build_stage(self, registration, next_app, settings, build):
+        stage = super().build_stage(registration, next_app, settings, build)
+        if registration.name == TRAVERSE and stage is not next_app:
+            return ActAs(stage, self.principal)
+        return stage
+
+
 def explain(publisher, url, method='GET', login=None):
     """Run ``method url`` (as ``login``, or anonymously) through the
     chains of ``publisher``'s site up to traversal; return the data
@@ -578,10 +621,7 @@ def explain(publisher, url, method='GET', login=None):
     explainer = ExplainPublisher(publisher.registry, publisher.raw_settings,
                                  publisher.where_settings)
     outer = [stage.name for stage in explainer.outer.stages]
-    allowed = stage_settings(explainer.describe()['request_types'].get(
-        'browser', {'stages': []})['stages'], 'virtual_host').get(
-            'allowed_hosts', '')
-    environ = request_environ(url, method, allowed)
+    environ = site_environ(explainer, url, method)
     principal = principal_by_login(login) if login else None
     explanation = environ[EXPLANATION] = Explanation(method, url, principal)
     statuses = []

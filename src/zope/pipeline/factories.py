@@ -633,6 +633,10 @@ class BrowserResponse(publisher_browser.BrowserResponse, RememberedCharset):
     __Security_checker__ = StockChecker(publisher_browser.BrowserResponse)
 
     def _implicitResult(self, body):
+        if not body and self.getHeader('content-type') is None:
+            # Nothing to describe (the 303 after a form's POST, a 204): no
+            # type guessed from an empty body, no warning that it was.
+            return b'', [('content-length', '0')]
         if getattr(self, '_base', ''):
             return super()._implicitResult(body)
         # zope.publisher's BrowserResponse._implicitResult, without a base

@@ -398,15 +398,19 @@ def prepare_site_files(ini, publisher, daemon, server_root=None,
 
 def check_before_loading(ini, name, daemon):
     """Before root loads the site: the principals file (ZCML root
-    executes) must be out of the daemon user's reach."""
+    executes) and the record of its checked passwords (which root
+    believes) must be out of the daemon user's reach."""
     from paste.deploy import appconfig
+
+    from zope.pipeline.credentials import checked_passwords_path
     if daemon is None:
         return
     settings = appconfig('config:' + ini, name=name)
     value = (settings.local_conf.get('principals_zcml') or '').strip()
     path = os.path.join(os.path.dirname(ini), value) if value else None
-    if path and os.path.exists(path):
-        refuse_changeable([path], daemon)
+    record = checked_passwords_path(ini, path)
+    refuse_changeable([entry for entry in (path, record)
+                       if entry and os.path.exists(entry)], daemon)
 
 
 def drop_privileges(daemon):

@@ -43,12 +43,16 @@ def give_directory(directory, user, group):
 
 
 def secret_files(publisher):
-    """Files with secrets the daemon processes read: the principals file,
-    the metrics endpoint's token file and the MySQL option files of the
-    databases."""
+    """Files with secrets the daemon processes read: the principals file
+    (and the record of its checked passwords), the metrics endpoint's
+    token file and the MySQL option files of the databases."""
     from zope.pipeline.credentials import mysql_section_of
     paths = [publisher.principals_zcml] if getattr(
         publisher, 'principals_zcml', None) else []
+    record = getattr(getattr(publisher, 'checked_passwords', None), 'path',
+                     None)
+    if record and os.path.exists(record):
+        paths.append(record)
     paths.extend(os.path.abspath(stage.app.token_file)
                  for stage in publisher.outer.stages
                  if getattr(stage.app, 'token_file', ''))
@@ -107,3 +111,52 @@ def allowed(info, uid, groups, wanted):
     if info.st_gid in groups:
         return bool(info.st_mode & bits[1])
     return bool(info.st_mode & bits[2])
+
+
+# -- the secret files the commands write
+
+
+def secret_group(group=None, existing=None):
+    """The group of a secret file the daemon processes read
+    (``write_shared_secret``): ``group`` (checked), else the group of the
+    ``existing`` file when root owns it, else the group of
+    ``DEFAULT_USER`` (the daemon processes' user of ``serve`` as
+    root)."""
+    if group is not None:
+        try:
+            return grp.getgrnam(group).gr_gid
+        except KeyError:
+            raise SystemExit('--group %r: no such group.' % group) from None
+    if existing is not None and existing.st_uid == 0:
+        return existing.st_gid
+    try:
+        return pwd.getpwnam(DEFAULT_USER).pw_gid
+    except KeyError:
+        return 0
+
+
+def write_shared_secret(path, text, group=None):
+    """Write a secret file the daemon processes read (the principals
+    file, the MySQL option file) as ``serve`` run as root leaves it: run
+    as root, root's and readable by the daemon processes' group, mode
+    0640 (``secret_group``); otherwise the user's, mode 0600 (0640 with
+    its ``group``).  Never through a symbolic link
+    (``privatefiles.write_secret``)."""
+    from zope.pipeline.privatefiles import UnsafePathError
+    from zope.pipeline.privatefiles import write_secret
+    try:
+        existing = os.lstat(path)
+    except FileNotFoundError:
+        existing = None
+    root = os.geteuid() == 0
+    gid = secret_group(group, existing) if root or group is not None \
+        else None
+    try:
+        write_secret(path, text)
+    except UnsafePathError as error:
+        raise SystemExit(str(error)) from None
+    if gid is not None:
+        os.chown(path, 0 if root else -1, gid, follow_symlinks=False)
+        os.chmod(path, 0o640)
+    return path
+

@@ -205,9 +205,10 @@ def guard_known_passwords(application, publisher, listen, ini):
     from zope.pipeline.credentials import keep_known_passwords_local
     configs = database_configs(publisher)
     demo = getattr(publisher, 'demo', False)
+    checked = getattr(publisher, 'checked_passwords', None)
     check_known_passwords(configs, listen, demo, ini,
-                          exposures_of(publisher))
-    return keep_known_passwords_local(application, configs, demo)
+                          exposures_of(publisher), checked)
+    return keep_known_passwords_local(application, configs, demo, checked)
 
 
 def refuse(message):

@@ -13,7 +13,13 @@ def add_ini_arguments(parser, example='etc/deploy.ini'):
 
 def load_publisher(ini, name='main', opens_database=True, reads=()):
     """Load a paste.deploy ini and return the zope.pipeline Publisher in it
-    (through any filters that wrap it).
+    (through any filters that wrap it); ``load_site_application``."""
+    return load_site_application(ini, name, opens_database, reads)[1]
+
+
+def load_site_application(ini, name='main', opens_database=True, reads=()):
+    """Load a paste.deploy ini: (its WSGI application, with the filters
+    the ini wraps it in, the zope.pipeline Publisher inside it).
 
     A command that opens the site's database (``opens_database``, the
     default) is run as the database's user when root runs it and another
@@ -28,7 +34,7 @@ def load_publisher(ini, name='main', opens_database=True, reads=()):
         from zope.pipeline.layout import become_database_user
         become_database_user(os.path.abspath(ini), name, reads)
     before = len(app_module.built)
-    loadapp('config:' + os.path.abspath(ini), name=name)
+    application = loadapp('config:' + os.path.abspath(ini), name=name)
     if len(app_module.built) == before:
         raise SystemExit('%s builds no zope.pipeline publisher.' % ini)
-    return app_module.built[-1]
+    return application, app_module.built[-1]

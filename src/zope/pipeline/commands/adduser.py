@@ -6,9 +6,12 @@ var/principals.zcml).  This command writes the principal there with
 a bcrypt-hashed password (zope.pipeline.passwords) and grants it
 --permission (default zope.ManageContent and
 zope.pipeline.ViewMetrics, the permission of the metrics.html
-page), keeping the other principals of the file; the
-file is readable by its owner only (--owner, or zope-pipeline serve
-run as root, gives it to the server's user).  The password comes from
+page), keeping the other principals of the file.  Run as root, the
+file is root's and readable by the group of the server's daemon
+processes (mode 0640: --group, else the group it has, else www-data's),
+as zope-pipeline serve run as root leaves it, so serve, restart and a
+system Apache's daemons all read it; run as another user, it is that
+user's, mode 0600.  The password comes from
 --password-file (its first line), else the environment variable
 ZOPE_PIPELINE_PASSWORD, else a prompt: never from the command line,
 which ps shows to every user.  Restart the server (touch its WSGI
@@ -46,7 +49,7 @@ HEADER = '''\
        keeps what else is here); loaded after the site ZCML because the
        ini names this file in principals_zcml.  Passwords are bcrypt
        hashes (older entries may be SSHA: run adduser again for their
-       login to rehash).  Readable by the server's user only. -->
+       login to rehash).  Root's, readable by the server's group only. -->
 
 '''
 
@@ -62,13 +65,14 @@ def add_arguments(parser):
     parser.add_argument('--password-file', metavar='FILE',
                         help='read the password from the first line of FILE '
                         '(else $%s, else a prompt)' % PASSWORD_VARIABLE)
-    parser.add_argument('--owner', metavar='USER',
-                        help='give the principals file to USER (the '
-                        "server's user, e.g. www-data for a system Apache)")
+    parser.add_argument('--group', metavar='GROUP',
+                        help="run as root: the group of the server's daemon "
+                        'processes, which may read the principals file '
+                        '(root:GROUP, mode 0640; default: the group it '
+                        'has, else www-data\'s)')
 
 
 def run(args):
-    from zope.pipeline.commands.init_db import give_to_owner
     from zope.pipeline.commands.init_db import read_secret
     from zope.pipeline.passwords import NEW_PASSWORD_MANAGER
     from zope.pipeline.passwords import hash_password
@@ -87,9 +91,8 @@ def run(args):
         'login': login, 'password': hash_password(password),
         'password_manager': NEW_PASSWORD_MANAGER,
         'permissions': args.permission or list(DEFAULT_PERMISSIONS)}
-    write_principals(path, principals)
-    if args.owner:
-        give_to_owner(path, args.owner)
+    write_principals(path, principals, args.group)
+    record_checked(ini, path, principals[login])
     print('%s: principal %s (login %s) with %s.  Restart the server to '
           'load it.' % (path, principals[login]['id'], login,
                         ', '.join(principals[login]['permissions'])))
@@ -109,6 +112,17 @@ def principals_path(ini, name='main'):
             '%%(here)s/../var/principals.zcml` to its [app:%s] section.'
             % (ini, name))
     return os.path.normpath(os.path.join(os.path.dirname(ini), value))
+
+
+def record_checked(ini, path, principal):
+    """Record the entry just written as checked against the known
+    passwords (``check_password`` refused them), so no server start
+    checks it again (zope.pipeline.credentials)."""
+    from zope.pipeline.credentials import checked_passwords_path
+    from zope.pipeline.credentials import record_checked_entries
+    record_checked_entries(checked_passwords_path(ini, path), [(
+        principal['login'], principal['password_manager'],
+        principal['password'])])
 
 
 def check_password(password, login):
@@ -152,9 +166,8 @@ def read_principals(path):
     return principals
 
 
-def write_principals(path, principals):
-    from zope.pipeline.privatefiles import UnsafePathError
-    from zope.pipeline.privatefiles import write_secret
+def write_principals(path, principals, group=None):
+    from zope.pipeline.ownership import write_shared_secret
     os.makedirs(os.path.dirname(path), exist_ok=True)
     parts = [HEADER]
     for login in sorted(principals):
@@ -170,7 +183,4 @@ def write_principals(path, principals):
                      for permission in principal['permissions'])
         parts.append('\n')
     parts.append('</configure>\n')
-    try:
-        write_secret(path, ''.join(parts))
-    except UnsafePathError as error:
-        raise SystemExit(str(error)) from None
+    write_shared_secret(path, ''.join(parts), group)

@@ -8,8 +8,10 @@ administrator credentials (--admin-user, root through the server's
 socket by default; the administrator's password from
 --admin-password-file or $MYSQL_PWD).  The user's password goes
 to the MySQL option file the section's read_default_file names
-([client] password, readable by its owner only; --owner gives it
-to the server's user): taken from --db-password-file,
+([client] password; run as root, root's and readable by the group of
+the server's daemon processes, mode 0640: --group, else the group it
+has, else www-data's, as zope-pipeline serve leaves it; else the
+user's, mode 0600): taken from --db-password-file,
 $ZOPE_PIPELINE_DB_PASSWORD or a prompt (--db-password-prompt),
 else the one already in that file, else a new random one.  Passwords are
 never command-line arguments, which ps shows.  (A section with
@@ -65,9 +67,11 @@ def add_arguments(parser):
                         % DB_PASSWORD_VARIABLE)
     parser.add_argument('--db-password-prompt', action='store_true',
                         help="ask for the database user's password")
-    parser.add_argument('--owner', metavar='USER',
-                        help='give the option file to USER (the server\'s '
-                        'user, e.g. www-data for a system Apache)')
+    parser.add_argument('--group', metavar='GROUP',
+                        help="run as root: the group of the server's daemon "
+                        'processes, which may read the option file '
+                        '(root:GROUP, mode 0640; default: the group it '
+                        'has, else www-data\'s)')
     parser.add_argument('--host', help='server to connect to as '
                         "administrator (default: the socket, or the "
                         "ZConfig's host when it is not this machine)")
@@ -146,18 +150,6 @@ def read_secret(path, variable, prompt=None, confirm=True):
     return first
 
 
-def give_to_owner(path, owner):
-    """Give ``path`` (never through a link) to the user ``owner``."""
-    import pwd
-
-    from zope.pipeline.privatefiles import give_to
-    try:
-        entry = pwd.getpwnam(owner)
-    except KeyError:
-        raise SystemExit('--owner %r: no such user.' % owner) from None
-    give_to(path, entry.pw_uid, entry.pw_gid)
-
-
 def database_password(args, target):
     """The database user's password (see the module's docstring); written
     to the option file when the ZConfig names one."""
@@ -177,10 +169,8 @@ def database_password(args, target):
     existing = option_file_password(option_file) \
         if os.path.exists(option_file) else None
     password = supplied or existing or secrets.token_urlsafe(24)
-    if password != existing:
-        write_option_file(option_file, password)
-    if args.owner:
-        give_to_owner(option_file, args.owner)
+    # written again each time: its owner and mode as serve leaves them
+    write_option_file(option_file, password, args.group)
     return password
 
 
@@ -209,20 +199,17 @@ def config_password(target, supplied):
     return password
 
 
-def write_option_file(path, password):
-    """Write a MySQL option file with the client password, owner only."""
-    from zope.pipeline.privatefiles import UnsafePathError
-    from zope.pipeline.privatefiles import write_secret
+def write_option_file(path, password, group=None):
+    """Write a MySQL option file with the client password, readable by
+    the server's processes only (``ownership.write_shared_secret``)."""
+    from zope.pipeline.ownership import write_shared_secret
     if OPTION_FILE_FORBIDDEN.search(password):
         raise SystemExit('The database password may not hold quotes, '
                          'backslashes or control characters.')
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    try:
-        write_secret(path, '# The database password of zope.pipeline, '
-                     'written by `zope-pipeline init-db`.\n[client]\n'
-                     'password="%s"\n' % password)
-    except UnsafePathError as error:
-        raise SystemExit(str(error)) from None
+    write_shared_secret(path, '# The database password of zope.pipeline, '
+                        'written by `zope-pipeline init-db`.\n[client]\n'
+                        'password="%s"\n' % password, group)
 
 
 def prepare_database(ini, name='main'):

@@ -210,6 +210,7 @@ def run(args):
         check_admin_options(args)
     elif args.reload:
         reload_on_changes(ini, args.argv)
+    refuse_busy_port(host, port, ini)
     daemon = daemon_of(*run_as(args.user, args.group))
     check_before_loading(ini, args.name, daemon)
     configure_logging(ini)
@@ -233,6 +234,37 @@ def run(args):
                           readable_paths(ini, publisher))
     return serve_waitress(application, publisher, host, port, threads, ini,
                           daemon)
+
+
+def refuse_busy_port(host, port, ini):
+    """Stop with one sentence when the address cannot be listened on (a
+    server already there; a port below 1024 without root), before the
+    site is loaded: waitress and Apache would say it in a traceback or
+    an error log."""
+    import errno
+    import socket
+    try:
+        family, kind, protocol, _name, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except socket.gaierror as error:
+        raise SystemExit('Cannot listen on %s: %s.  Give an address of this '
+                         'machine with --host (or host in the [server:main] '
+                         'of %s).' % (host, error.strerror, ini)) from None
+    with socket.socket(family, kind, protocol) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise SystemExit(
+                    'Port %d on %s is already in use (another server, or '
+                    'this one still running): stop it, or serve on another '
+                    'port with --port (or port in the [server:main] of %s).'
+                    % (port, host, ini)) from None
+            raise SystemExit(
+                'Cannot listen on %s port %d: %s.  Choose another address '
+                'with --host/--port (a port below 1024 needs root).'
+                % (host, port, error.strerror)) from None
 
 
 def reload_on_changes(ini, argv):
