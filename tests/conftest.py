@@ -117,3 +117,19 @@ def exec_calls(monkeypatch):
     monkeypatch.setattr(serve, 'find_mod_wsgi_express',
                         lambda: '/usr/bin/mod_wsgi-express')
     return calls
+
+
+@pytest.fixture
+def bcrypt_checks(monkeypatch):
+    """The passwords given to ``bcrypt.checkpw``, in order (the real check
+    still runs)."""
+    import bcrypt
+    given = []
+    checkpw = bcrypt.checkpw
+
+    def counting_checkpw(password, hashed):
+        given.append(password)
+        return checkpw(password, hashed)
+
+    monkeypatch.setattr(bcrypt, 'checkpw', counting_checkpw)
+    return given
