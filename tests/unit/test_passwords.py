@@ -6,7 +6,6 @@ import bcrypt
 
 from zope.pipeline import passwords
 
-
 #: A cheap hash for the tests (2**4 rounds); the real cost is
 #: passwords.BCRYPT_ROUNDS.
 CHEAP = passwords.BCRYPTPasswordManager().encodePassword(
