@@ -202,12 +202,16 @@ def inside(one, other):
             and one['bottom'] <= other['bottom'] + 0.5)
 
 
-def measured_layout(url, tmp_path, window_size):
+def measured_layout(url, tmp_path, window_size, script=MEASURE,
+                    name='measured'):
+    """What ``script`` (which writes JSON into ``<pre id="layout">``)
+    finds in the page at ``url``, laid out by Chromium in a window of
+    ``window_size`` ('WIDTH,HEIGHT')."""
     with urllib.request.urlopen(url, timeout=30) as response:
         page = response.read().decode('utf-8')
     assert '<script' not in page        # the page runs none of its own
-    copy = tmp_path / ('measured-%s.html' % window_size.replace(',', 'x'))
-    copy.write_text(page.replace('</body>', MEASURE + '</body>'))
+    copy = tmp_path / ('%s-%s.html' % (name, window_size.replace(',', 'x')))
+    copy.write_text(page.replace('</body>', script + '</body>'))
     dom = chromium('--window-size=%s' % window_size, '--dump-dom',
                    copy.as_uri(),
                    user_data_dir=str(tmp_path / 'profile-measure')).stdout

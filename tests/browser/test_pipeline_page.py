@@ -7,10 +7,8 @@ their own), which reports the boxes Chromium laid out (as
 test_metrics_page.py does for the charts).
 """
 
-import json
 import os
 import pathlib
-import re
 import subprocess
 import sys
 import threading
@@ -21,6 +19,7 @@ import pytest
 import waitress.server
 
 from tests.browser.test_metrics_page import chromium
+from tests.browser.test_metrics_page import measured_layout
 from tests.browser.test_metrics_page import png_size_and_colours
 from tests.conftest import ROOT
 from tests.integration.support import scratch_directory
@@ -70,19 +69,7 @@ document.body.appendChild(out);
 def measured(url, tmp_path, name, width=WIDTH):
     """The layout Chromium gives the page at ``url`` in a window
     ``width`` pixels wide."""
-    with urllib.request.urlopen(url, timeout=30) as response:
-        page = response.read().decode('utf-8')
-    assert '<script' not in page        # the page runs none of its own
-    copy = tmp_path / ('%s-%d.html' % (name, width))
-    copy.write_text(page.replace('</body>', MEASURE + '</body>'))
-    dom = chromium('--window-size=%d,1000' % width, '--dump-dom',
-                   copy.as_uri(),
-                   user_data_dir=str(tmp_path / 'profile-measure')).stdout
-    found = re.search(r'<pre id="layout">(.*?)</pre>', dom, re.S)
-    assert found, dom[-2000:]
-    return json.loads(found.group(1).replace('&quot;', '"')
-                      .replace('&lt;', '<').replace('&gt;', '>')
-                      .replace('&amp;', '&'))
+    return measured_layout(url, tmp_path, '%d,1000' % width, MEASURE, name)
 
 
 def screenshot(url, tmp_path, name, height):

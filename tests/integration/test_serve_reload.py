@@ -86,14 +86,7 @@ def test_a_changed_ini_starts_the_server_again():
 def serve_and_touch(ini):
     with open(ini, 'w') as stream:
         stream.write(INI % {'site_zcml': support.SITE_ZCML})
-    port = support.free_port()
-    server = subprocess.Popen(
-        [support.ZOPE_PIPELINE, 'serve', ini, '--reload', '--port',
-         str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, start_new_session=True, env=support.command_environment())
-    lines = queue.Queue()
-    threading.Thread(target=lines_of, args=(server.stdout, lines),
-                     daemon=True).start()
+    server, port, lines = start_reloading_server(ini)
     try:
         first = wait_for_line(lines, 'Serving on')
         assert any('is in memory' in line for line in first)
