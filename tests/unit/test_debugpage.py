@@ -51,6 +51,11 @@ def test_the_url_of_a_request_not_set_up_comes_from_the_environ():
     assert rows['Host'] == 'example.org'
 
 
+def test_a_gateways_cgi_authorization_is_masked():
+    assert debugpage.masked_value('HTTP_CGI_AUTHORIZATION',
+                                  'Basic c2VrcmV0') == '(masked)'
+
+
 def test_session_and_secret_headers_are_masked():
     assert debugpage.masked_value('HTTP_X_SESSION_ID', 'v') == '(masked)'
     assert debugpage.masked_value('HTTP_X_CLIENT_SECRET', 'v') == '(masked)'
