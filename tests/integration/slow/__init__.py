@@ -4,7 +4,7 @@ restart, slow administrative requests, requests past their timeout."""
 import time
 
 #: The longest sleep the view accepts, in seconds.
-LONGEST = 20
+LONGEST = 60
 #: It sleeps in slices this long, running Python between them, as a
 #: request that computes would: mod_wsgi's RequestTimeout, raised in the
 #: thread when the request runs past its limit, lands between two slices.

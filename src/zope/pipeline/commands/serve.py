@@ -20,7 +20,10 @@ bodies over retry.max_body, and mod_wsgi-express refuses TRACE.
 Touching the generated script (<server root>/application.wsgi), or
 zope-pipeline restart INI, restarts the daemon processes one at a time,
 each after its successor has loaded the site (mod_wsgi's own reload, every
-process at once under load, is off unless --reload);
+process at once under load, is off unless --reload); a process restarting
+finishes every request in flight within the request's own limit (its
+group's graceful-timeout and shutdown-timeout, see
+zope.pipeline.modwsgi_express.timeouts);
 <server root>/apachectl graceful restarts Apache,
 which stops every daemon process at once and may answer a few requests
 with 502/503 (see etc/apache/zope-pipeline.conf).
@@ -64,6 +67,7 @@ from zope.pipeline.modwsgi_express import HEADER_TIMEOUT
 from zope.pipeline.modwsgi_express import MIN_RATE
 from zope.pipeline.modwsgi_express import client_limits
 from zope.pipeline.modwsgi_express import default_server_root
+from zope.pipeline.modwsgi_express import drain_seconds
 from zope.pipeline.modwsgi_express import find_mod_wsgi_express
 from zope.pipeline.modwsgi_express import free_loopback_port
 from zope.pipeline.modwsgi_express import make_run_directory
@@ -407,7 +411,8 @@ def serve_mod_wsgi(args, ini, publisher, host, port, threads):
     prepare_site_files(ini, publisher, daemon_of(user, group), server_root,
                        generated_root=not args.server_root, more=[express])
     run_dir = make_run_directory(server_root, user, group)
-    script = write_wsgi_script(server_root, ini, args.name, run_dir, host)
+    script = write_wsgi_script(server_root, ini, args.name, run_dir, host,
+                               drain=restart_drain(args, threads))
     if user is not None:
         check_readable_by(user, group, readable_paths(ini, publisher))
     extra = ['--%s=%d' % item for item in
@@ -438,6 +443,17 @@ def serve_mod_wsgi(args, ini, publisher, host, port, threads):
           flush=True)
     exec_command(command)
     return 0
+
+
+def restart_drain(args, threads):
+    """The longest a daemon process of the server takes to finish its
+    requests when it restarts: the longest request limit of its groups
+    (the site's, the administrative one's)."""
+    drain = drain_seconds(args.request_timeout, threads)
+    if args.admin_processes:
+        drain = max(drain, drain_seconds(args.admin_request_timeout,
+                                         args.admin_threads))
+    return drain
 
 
 def body_buffering(args, server_root, host, port):
