@@ -49,8 +49,9 @@ logger = logger_for('zope.pipeline.retry')
 
 class IRetrySettings(Interface):
 
-    attempts = Int(title='Attempts in total, the first included', default=4,
-                   min=1, max=100)
+    attempts = Int(title='Attempts in total, the first included; enough '
+                         'for the writers of one object at 2 processes x '
+                         '4 threads', default=10, min=1, max=100)
     backoff = Float(title='Base delay in seconds before the second attempt; '
                           'it doubles each attempt, with jitter',
                     default=0.05, min=0.0)
@@ -96,7 +97,7 @@ class RetryStage:
     reads_if_present = reads_if_present
     writes = writes
 
-    def __init__(self, next_app, attempts=4, backoff=0.05, backoff_cap=1.0,
+    def __init__(self, next_app, attempts=10, backoff=0.05, backoff_cap=1.0,
                  spool_threshold=1 << 20, max_body=100 << 20, retry_after=1):
         self.next_app = next_app
         self.attempts = attempts
