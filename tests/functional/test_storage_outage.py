@@ -331,3 +331,33 @@ def test_open_at_start_lets_other_errors_through():
     with pytest.raises(RuntimeError, match='no root for you'):
         database.open_at_start()
     assert database.db is None
+
+
+def test_a_last_attempt_conflict_whose_error_page_finds_the_database_gone(
+        make_testapp, tmp_path, monkeypatch, caplog):
+    """Issue 45: a conflict on the last attempt while the database went
+    away.  Rendering its page needs the database (the site of the object
+    the error happened at, loaded again after the abort): that load fails
+    too.  An outage seen while handling an error is still an outage: 503
+    with Retry-After and one log line, not a 500 with a traceback."""
+    need(MySQLdb is not None, 'mysqlclient (the mysql extra) is missing')
+    app = inner.build(make_testapp, tmp_path, retry__attempts='1')
+    app.get('/folder/doc/@@whoami')
+    db = inner.database()
+    loads = []
+    monkeypatch.setattr(db.storage, 'loadBefore', failing(LOST, loads))
+    caplog.clear()
+    response = app.post('/folder/doc/@@fail?kind=conflict', status=503)
+    assert loads, 'the error page did not load anything'
+    assert_unavailable_page(response)
+    [record] = outage_records(caplog)
+    assert record.exc_info is None
+    assert record.getMessage().startswith(
+        'POST /folder/doc/@@fail: the database is unavailable '
+        '(OperationalError: (2013, ')
+    # No traceback of zope.pipeline's (ZODB's own record of the failed
+    # load is put on one line by zope.pipeline.logtext.Formatter).
+    assert not [record for record in caplog.records
+                if record.name.startswith('zope.pipeline') and
+                record.exc_info]
+    assert in_use(db) == 0

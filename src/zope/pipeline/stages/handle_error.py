@@ -30,7 +30,10 @@ With ``wsgi.handleErrors`` False in the environ (zope.testbrowser's
 from the classic publisher, unless an ``IReRaiseException`` adapter of
 the error says not to.
 
-An error while rendering an error gives a plain 500, never a loop.
+An error while rendering an error gives a plain 500, never a loop; but
+a database that cannot serve while the error is rendered (the error's
+site, its exception view and the error reporting utility may all need
+it) is still an outage: 503 with ``Retry-After`` and one line, as above.
 XML-RPC clients get a fault for every error but 401 and an unreachable
 database (they understand faults, not pages), unless the error has an
 exception view for XML-RPC requests (as in the classic publisher).
@@ -316,7 +319,12 @@ class HandleErrorStage:
                     return self.unavailable(environ, start_response, error,
                                             exc_info)
                 return self.render(environ, start_response, error, exc_info)
-            except Exception:
+            except Exception as rendering:
+                if is_unavailable(rendering):
+                    # The page needed the database (the error's site, its
+                    # views), which is gone: still an outage.
+                    return self.unavailable(environ, start_response,
+                                            rendering, exc_info)
                 logger.exception('Error while rendering the error for %s',
                                  client_text(environ.get('PATH_INFO')))
                 return plain_response(start_response,
