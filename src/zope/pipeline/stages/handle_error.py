@@ -24,6 +24,10 @@ answered at once with a short 503 page saying which, and
 ``Retry-After``, logged in one line without a traceback, and not retried:
 nothing that needs the database (exception views, the site, the error
 reporting utility, which may all live in it) is used to render it.
+When the database stopped answering during the commit itself
+(``errors.CommitOutcomeUnknown``, raised by the transaction stage), the
+change may have been stored: the page says so (reload before sending it
+again), without ``Retry-After``.
 
 With ``wsgi.handleErrors`` False in the environ (zope.testbrowser's
 ``handleErrors = False``), the exception reaches the caller instead, as
@@ -85,6 +89,7 @@ from zope.pipeline.errors import for_caller
 from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
 from zope.pipeline.errors import log_unavailable
+from zope.pipeline.errors import unavailable_headers
 from zope.pipeline.errors import unavailable_message
 from zope.pipeline.logtext import client_text
 from zope.pipeline.logtext import logger_for
@@ -404,7 +409,9 @@ class HandleErrorStage:
         response = environ[keys.REQUEST_KEY].response
         response.reset()
         response.setStatus(503)
-        response.setHeader('Retry-After', retry_after_of(environ))
+        for name, value in unavailable_headers(error,
+                                               retry_after_of(environ)):
+            response.setHeader(name, value)
         response.setHeader('Content-Type', 'text/html;charset=utf-8')
         response.setResult(default_page(503, error, self.debug, exc_info,
                                         unavailable_message(error)))

@@ -36,6 +36,7 @@ from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
 from zope.pipeline.errors import log_unavailable
+from zope.pipeline.errors import unavailable_headers
 from zope.pipeline.errors import unavailable_message
 from zope.pipeline.interfaces import IBeforeRetry
 from zope.pipeline.logtext import client_text
@@ -204,4 +205,4 @@ class RetryStage:
         return plain_response(
             start_response, '503 Service Unavailable',
             unavailable_message(error),
-            [('Retry-After', str(self.retry_after))])
+            unavailable_headers(error, self.retry_after))
