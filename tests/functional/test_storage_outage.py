@@ -417,3 +417,30 @@ def test_a_last_attempt_conflict_whose_error_page_finds_the_database_gone(
                 if record.name.startswith('zope.pipeline') and
                 record.exc_info]
     assert in_use(db) == 0
+
+
+def test_relstorage_connection_records_of_an_outage_are_left_to_the_503(
+        tmp_path, caplog):
+    """Issue 45: MySQL's max_connections reached, RelStorage logged each
+    refused connection with its traceback on top of zope.pipeline's one
+    line per 503 (4,450 ERROR lines for 2,622 503s).  Once a database is
+    opened, its connections logger drops the records of an outage (the
+    error is raised on to the request); other records stay."""
+    need(MySQLdb is not None, 'mysqlclient (the mysql extra) is missing')
+    db = storage.open_database(inner.sqlite_config(str(tmp_path)))
+    db.close()
+    logger = logging.getLogger('relstorage.adapters.connections')
+    caplog.set_level(logging.INFO, logger=logger.name)
+    caplog.clear()
+    for error in (MySQLdb.OperationalError(1040, 'Too many connections'),
+                  MySQLdb.OperationalError(*LOST),
+                  RuntimeError('a bug')):
+        try:
+            raise error
+        except Exception:
+            logger.exception('Failed to borrow a store connection: None')
+    logger.info('Reconnected')
+    assert [(record.levelname, record.exc_info[0].__name__
+             if record.exc_info else None) for record in caplog.records
+            if record.name == logger.name] == [
+        ('ERROR', 'RuntimeError'), ('INFO', None)]

@@ -239,6 +239,35 @@ class ReportedSecondPhaseFailure(logging.Filter):
 REPORTED_SECOND_PHASE_FAILURE = ReportedSecondPhaseFailure()
 
 
+#: RelStorage's logger of its connections: a lost or refused connection
+#: is logged there with its traceback ('Failed to borrow a store
+#: connection', 'Reconnect ... failed', 'Disconnected ...') and raised.
+RELSTORAGE_CONNECTIONS_LOGGER = 'relstorage.adapters.connections'
+
+
+class ReportedOutage(logging.Filter):
+    """Drop a record that carries an error ``is_unavailable`` accepts: the
+    error is raised on to the request, which zope.pipeline answers 503 and
+    logs in one line naming it (``log_unavailable``).  Installed on
+    ``RELSTORAGE_CONNECTIONS_LOGGER`` (``report_outages_once``): when
+    MySQL's max_connections was reached, its records made 4,450 ERROR
+    lines for 2,622 503s.  Records of other errors stay."""
+
+    def filter(self, record):
+        error = record.exc_info[1] if record.exc_info else None
+        return error is None or not is_unavailable(error)
+
+
+REPORTED_OUTAGE = ReportedOutage()
+
+
+def report_outages_once():
+    """Install ``ReportedOutage`` on RelStorage's connections logger."""
+    logger = logging.getLogger(RELSTORAGE_CONNECTIONS_LOGGER)
+    if REPORTED_OUTAGE not in logger.filters:
+        logger.addFilter(REPORTED_OUTAGE)
+
+
 def report_second_phase_failures(txn):
     """Install ``ReportedSecondPhaseFailure`` on the logger of ``txn`` (the
     transaction package's ``txn.<thread id>``), once per thread."""

@@ -27,6 +27,7 @@ from zope.dottedname.resolve import resolve
 
 from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_unavailable
+from zope.pipeline.errors import report_outages_once
 
 logger = logging.getLogger('zope.pipeline.storage')
 
@@ -113,6 +114,7 @@ def open_database(config_path):
     check_config(config_path)
     from zope.pipeline import compat
     compat.apply()
+    report_outages_once()
     return ZODB.config.databaseFromConfig(
         load_database_config(config_path).database)
 
