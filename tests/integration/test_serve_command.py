@@ -311,7 +311,11 @@ def test_admin_urls_get_their_own_daemon_group_by_default(
     assert options['graceful-timeout'] == '65'
     assert options['shutdown-timeout'] == '85'
     with open(os.path.join(root, 'application.wsgi')) as stream:
-        assert 'watch_script(__file__, drain=1022)' in stream.read()
+        script = stream.read()
+    assert 'watch_script(__file__, drain=1022)' in script
+    # No memory bound, no periodic restart unless asked for.
+    assert 'limit_memory' not in script
+    assert 'restart-interval' not in options
     with open(include) as stream:
         conf = stream.read()
     assert 'WSGIDaemonProcess zope-pipeline-admin' in conf
@@ -406,6 +410,30 @@ def test_a_restart_lets_every_request_in_flight_finish_within_its_limit():
                 values['shutdown-timeout'] >= drain
             assert stale + values['shutdown-timeout'] >= drain
             assert values['shutdown-timeout'] >= 5
+
+
+def test_memory_limit_and_restart_interval_are_serve_options(
+        clean_zope, site_dir, exec_calls, as_user):
+    root = os.path.join(site_dir, 'apache')
+    assert zope_pipeline(['serve', write_site(site_dir), '--mod-wsgi',
+                          '--server-root', root, '--memory-limit', '512',
+                          '--restart-interval', '86400']) == 0
+    [limited] = exec_calls
+    assert serve_options(limited)['restart-interval'] == '86400'
+    with open(os.path.join(root, 'application.wsgi')) as stream:
+        script = stream.read()
+    assert 'limit_memory(512)' in script
+    compile(script, 'application.wsgi', 'exec')
+
+
+def test_limit_memory_sets_the_data_limit(monkeypatch):
+    import resource
+    calls = []
+    monkeypatch.setattr(resource, 'setrlimit',
+                        lambda *args: calls.append(args))
+    modwsgi_express.limit_memory(3)
+    assert calls == [(resource.RLIMIT_DATA, (3 << 20, 3 << 20))]
+    assert modwsgi_express.memory_lines(None) == ''
 
 
 def test_the_system_apache_groups_let_requests_finish_on_restart():

@@ -40,7 +40,7 @@ os.umask(%(umask)#o)
 # The server's private directory for run-time state (metrics, compiled
 # templates).
 %(run_dir_line)s
-
+%(memory_lines)s
 from zope.pipeline.rolling import watch_script
 from zope.pipeline.startup import load_site
 
@@ -300,18 +300,45 @@ def default_server_root(ini, port):
         os.path.dirname(ini), '..', 'var', 'mod_wsgi-%d' % port))
 
 
-def write_wsgi_script(server_root, ini, name, run_dir, listen, drain=None):
+def write_wsgi_script(server_root, ini, name, run_dir, listen, drain=None,
+                      memory_limit=None):
     """Write the daemons' WSGI script; ``drain``: the longest a daemon
     process may take to finish its requests when it restarts
-    (``drain_seconds`` of its groups; by default rolling.DRAIN)."""
+    (``drain_seconds`` of its groups; by default rolling.DRAIN);
+    ``memory_limit``: MiB each daemon process may allocate
+    (``limit_memory``), or None."""
     from zope.pipeline.rolling import DRAIN
     script = os.path.join(server_root, 'application.wsgi')
     with open(script, 'w') as stream:
         stream.write(WSGI_SCRIPT % {'ini': ini, 'name': name,
                                     'listen': listen, 'umask': PRIVATE_UMASK,
                                     'run_dir_line': run_dir_line(run_dir),
-                                    'drain': drain or DRAIN})
+                                    'drain': drain or DRAIN,
+                                    'memory_lines': memory_lines(
+                                        memory_limit)})
     return script
+
+
+def memory_lines(memory_limit):
+    """The lines of a daemon's WSGI script that bound its memory
+    (nothing without a limit)."""
+    if not memory_limit:
+        return ''
+    return ('\n# Each daemon process may allocate %d MiB (RLIMIT_DATA).\n'
+            'from zope.pipeline.modwsgi_express import limit_memory\n'
+            'limit_memory(%d)\n' % (memory_limit, memory_limit))
+
+
+def limit_memory(mib):
+    """Bound the memory this process may allocate to ``mib`` MiB
+    (RLIMIT_DATA: the heap and every private mapping, what mod_wsgi's own
+    memory-limit sets, which mod_wsgi-express does not offer).  An
+    allocation beyond it raises MemoryError in the request that made it
+    (a 500); the process goes on serving, its memory back below the
+    limit once the request's objects are freed."""
+    import resource
+    limit = mib << 20
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
 def run_dir_line(run_dir):

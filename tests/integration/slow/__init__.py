@@ -30,6 +30,22 @@ class Slow:
         return 'slept %g' % seconds
 
 
+class Allocate:
+    """GET ?mib=N: hold N MiB (written, so resident) for a moment, then
+    answer 'allocated N'."""
+
+    def __init__(self, context, request):
+        self.context = context
+        self.request = request
+
+    def __call__(self, mib='1'):
+        block = bytearray(int(mib) << 20)
+        block[::4096] = b'x' * len(block[::4096])
+        time.sleep(0.2)
+        self.request.response.setHeader('Content-Type', 'text/plain')
+        return 'allocated %d' % (len(block) >> 20)
+
+
 class Echo:
     """What the site sees of the request, as text: the client's address
     (REMOTE_ADDR and the virtual_host stage's), the host and port, the

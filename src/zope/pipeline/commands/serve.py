@@ -40,6 +40,10 @@ sees the request (unless --no-buffer-bodies), has --apache-workers worker
 threads for the connections still sending their headers or bodies, and
 mod_reqtimeout cuts the slow ones.
 
+Memory: --memory-limit bounds what each daemon process may allocate
+(a request allocating more gets a 500; the process goes on serving),
+--restart-interval restarts each daemon process periodically.
+
 Request timeouts: a request that runs past its group's limit is
 interrupted in its thread (mod_wsgi's request-timeout with an
 interrupt-timeout: mod_wsgi.RequestTimeout is raised in it), answered
@@ -161,6 +165,18 @@ def add_arguments(parser):
                         'slower than %d bytes/s after %d s of headers, %d s '
                         'of body)' % (APACHE_WORKERS, MIN_RATE,
                                       HEADER_TIMEOUT, BODY_TIMEOUT))
+    parser.add_argument('--memory-limit', type=positive, metavar='MIB',
+                        help='mod_wsgi: MiB each daemon process may '
+                        'allocate (RLIMIT_DATA); a request allocating more '
+                        'gets a 500 (MemoryError) and the process goes on '
+                        'serving (default: no limit; see '
+                        'docs/deployment.md, memory)')
+    parser.add_argument('--restart-interval', type=positive,
+                        metavar='SECONDS',
+                        help='mod_wsgi: restart each daemon process this '
+                        'long after its start, gracefully (its requests '
+                        'finish within their limits), returning what it '
+                        'grew to (default: never)')
     parser.add_argument('--admin-urls', metavar='REGEX',
                         default=DEFAULT_ADMIN_URLS,
                         help='mod_wsgi: URLs (a regular expression on the '
@@ -412,11 +428,14 @@ def serve_mod_wsgi(args, ini, publisher, host, port, threads):
                        generated_root=not args.server_root, more=[express])
     run_dir = make_run_directory(server_root, user, group)
     script = write_wsgi_script(server_root, ini, args.name, run_dir, host,
-                               drain=restart_drain(args, threads))
+                               drain=restart_drain(args, threads),
+                               memory_limit=args.memory_limit)
     if user is not None:
         check_readable_by(user, group, readable_paths(ini, publisher))
     extra = ['--%s=%d' % item for item in
              timeouts(args.request_timeout, threads).items()]
+    if args.restart_interval:
+        extra.append('--restart-interval=%d' % args.restart_interval)
     extra += ['--limit-request-body=%d' % max_body(publisher),
               '--include-file=' + write_security_conf(server_root)]
     admin = ''
