@@ -2,7 +2,7 @@
 the same objects at once through mod_wsgi at the shipped concurrency (2
 processes x the 4 threads of etc/deploy-mysql.ini) on MariaDB, with the
 shipped retry settings (etc/deploy-mysql.ini's retry.attempts, backoff
-0.05 s doubling to at most 1 s).
+0.05 s doubling to at most 0.5 s).
 
 Every client POSTs increments to the one counter and comments to the one
 page, interleaved, on a keep-alive connection.  Conflicts are retried by
@@ -182,8 +182,8 @@ def test_conflict_storm_at_the_shipped_concurrency_is_absorbed_exactly(
     reliability_report.record(
         'Conflict storm (%d clients x %d increments of one counter + %d '
         'comments on one page, mod_wsgi %dx%d as shipped, MariaDB, retry '
-        '%d x 0.05 s)' % (CLIENTS, WRITES_EACH, WRITES_EACH, PROCESSES,
-                          THREADS, ATTEMPTS),
+        '%d x 0.05 s doubling to 0.5 s)'
+        % (CLIENTS, WRITES_EACH, WRITES_EACH, PROCESSES, THREADS, ATTEMPTS),
         {'writes': writes,
          'requests': len(attempts),
          'conflicts retried': retried,

@@ -56,8 +56,10 @@ class IRetrySettings(Interface):
     backoff = Float(title='Base delay in seconds before the second attempt; '
                           'it doubles each attempt, with jitter',
                     default=0.05, min=0.0)
-    backoff_cap = Float(title='Longest delay in seconds between attempts',
-                        default=1.0, min=0.0)
+    backoff_cap = Float(title='Longest delay in seconds between attempts '
+                              '(the delays of 10 attempts add up to at '
+                              'most 3.25 s)',
+                        default=0.5, min=0.0)
     spool_threshold = Int(title='Bodies larger than this many bytes are '
                                 'kept in a temporary file', default=1 << 20,
                           min=0)
@@ -98,7 +100,7 @@ class RetryStage:
     reads_if_present = reads_if_present
     writes = writes
 
-    def __init__(self, next_app, attempts=10, backoff=0.05, backoff_cap=1.0,
+    def __init__(self, next_app, attempts=10, backoff=0.05, backoff_cap=0.5,
                  spool_threshold=1 << 20, max_body=100 << 20, retry_after=1):
         self.next_app = next_app
         self.attempts = attempts
