@@ -175,7 +175,7 @@ def test_retried_conflict_is_logged_at_info_in_one_line_with_oid_and_class(
     assert '\n' not in message
     assert 'oid 0x2a' in message
     assert 'class %s' % COUNTER_CLASS in message
-    assert 'attempt 1 of 4' in message
+    assert 'attempt 1 of 10' in message
     assert record.exc_info is None
 
 

@@ -143,31 +143,87 @@ def test_connection_lost_while_loading_an_object_is_503(app, monkeypatch,
     assert in_use(db) == 0
 
 
-def test_connection_lost_at_commit_is_503_once_and_commits_nothing(
-        app, monkeypatch):
+def assert_outcome_unknown_page(response):
+    """Issue 45: the database stopped answering during the commit, so the
+    change may be stored: no Retry-After (a client must not send it again
+    blindly), and a page that says so."""
+    assert response.status_int == 503
+    assert 'Retry-After' not in response.headers
+    assert 'your change was being saved, so the change may have been ' \
+        'saved' in response.text
+    assert 'Reload the page' in response.text
+    assert 'Traceback' not in response.text
+    assert 'OperationalError' not in response.text
+
+
+def test_connection_lost_when_the_commit_finishes_says_it_may_be_stored(
+        app, monkeypatch, caplog):
     db = inner.database()
     commits = []
     monkeypatch.setattr(db.storage, 'tpc_finish', failing(LOST, commits))
-    assert_unavailable_page(app.post('/folder/doc/@@touch', status=503))
+    caplog.clear()
+    assert_outcome_unknown_page(app.post('/folder/doc/@@touch', status=503))
     assert len(commits) == 1    # one attempt: a write is never repeated
+    [record] = outage_records(caplog)
+    assert record.exc_info is None
+    assert record.getMessage() == (
+        "POST /folder/doc/@@touch: the database is unavailable "
+        "(OperationalError: (2013, 'Lost connection to server during "
+        "query')); answered 503 (the commit was cut off: the change may be "
+        "stored)")
     monkeypatch.undo()
-    assert inner.read(lambda root: root['folder']['doc'].touched) == 0
     assert in_use(db) == 0
     app.post('/folder/doc/@@touch', status=200)
-    assert inner.read(lambda root: root['folder']['doc'].touched) == 1
+
+
+def fail_vote(monkeypatch, method):
+    """The storage's tpc_vote replaced by ``method`` (ZODB's MVCC adapter
+    of each connection keeps the storage's own once it used it)."""
+    db = inner.database()
+    monkeypatch.setattr(db.storage, 'tpc_vote', method)
+    for connection in db.pool.all:
+        monkeypatch.delitem(connection._storage.__dict__, 'tpc_vote',
+                            raising=False)
+
+
+def test_connection_lost_when_the_commit_votes_says_it_may_be_stored(
+        app, monkeypatch):
+    votes = []
+    fail_vote(monkeypatch, failing(LOST, votes))
+    assert_outcome_unknown_page(app.post('/folder/doc/@@touch', status=503))
+    assert len(votes) == 1
+
+
+def test_connection_lost_before_the_vote_is_an_outage_with_retry_after(
+        app, monkeypatch):
+    # tpc_begin: nothing can have been stored; the client may send again.
+    monkeypatch.setattr(inner.database().storage, 'tpc_begin',
+                        failing(LOST))
+    assert_unavailable_page(app.post('/folder/doc/@@touch', status=503))
+    monkeypatch.undo()
+    assert inner.read(lambda root: root['folder']['doc'].touched) == 0
 
 
 def test_commit_lock_error_caused_by_a_lost_connection_is_not_retried(
         app, monkeypatch):
     # RelStorage's MySQL procedure locks, moves the rows and commits in one
     # call: the commit may have happened, so a new attempt could store the
-    # write twice.
+    # write twice, and the client is told it may be stored.
     db = inner.database()
     commits = []
     monkeypatch.setattr(db.storage, 'tpc_finish', failing(
         None, commits, error=lock_error_from_lost_connection))
-    assert_unavailable_page(app.post('/folder/doc/@@touch', status=503))
+    assert_outcome_unknown_page(app.post('/folder/doc/@@touch', status=503))
     assert len(commits) == 1
+
+
+def test_a_full_storage_at_the_vote_refused_the_change(app, monkeypatch):
+    # MySQL refused the rows (1114): nothing stored, an ordinary 503.
+    fail_vote(monkeypatch, failing((1114, "The table 'object_state' is "
+                                       "full")))
+    response = app.post('/folder/doc/@@touch', status=503)
+    assert response.headers['Retry-After'] == '1'
+    assert 'storage is full' in response.text
 
 
 def test_commit_lock_timeout_without_a_lost_connection_is_still_retried(
@@ -331,3 +387,60 @@ def test_open_at_start_lets_other_errors_through():
     with pytest.raises(RuntimeError, match='no root for you'):
         database.open_at_start()
     assert database.db is None
+
+
+def test_a_last_attempt_conflict_whose_error_page_finds_the_database_gone(
+        make_testapp, tmp_path, monkeypatch, caplog):
+    """Issue 45: a conflict on the last attempt while the database went
+    away.  Rendering its page needs the database (the site of the object
+    the error happened at, loaded again after the abort): that load fails
+    too.  An outage seen while handling an error is still an outage: 503
+    with Retry-After and one log line, not a 500 with a traceback."""
+    need(MySQLdb is not None, 'mysqlclient (the mysql extra) is missing')
+    app = inner.build(make_testapp, tmp_path, retry__attempts='1')
+    app.get('/folder/doc/@@whoami')
+    db = inner.database()
+    loads = []
+    monkeypatch.setattr(db.storage, 'loadBefore', failing(LOST, loads))
+    caplog.clear()
+    response = app.post('/folder/doc/@@fail?kind=conflict', status=503)
+    assert loads, 'the error page did not load anything'
+    assert_unavailable_page(response)
+    [record] = outage_records(caplog)
+    assert record.exc_info is None
+    assert record.getMessage().startswith(
+        'POST /folder/doc/@@fail: the database is unavailable '
+        '(OperationalError: (2013, ')
+    # No traceback of zope.pipeline's (ZODB's own record of the failed
+    # load is put on one line by zope.pipeline.logtext.Formatter).
+    assert not [record for record in caplog.records
+                if record.name.startswith('zope.pipeline') and
+                record.exc_info]
+    assert in_use(db) == 0
+
+
+def test_relstorage_connection_records_of_an_outage_are_left_to_the_503(
+        tmp_path, caplog):
+    """Issue 45: MySQL's max_connections reached, RelStorage logged each
+    refused connection with its traceback on top of zope.pipeline's one
+    line per 503 (4,450 ERROR lines for 2,622 503s).  Once a database is
+    opened, its connections logger drops the records of an outage (the
+    error is raised on to the request); other records stay."""
+    need(MySQLdb is not None, 'mysqlclient (the mysql extra) is missing')
+    db = storage.open_database(inner.sqlite_config(str(tmp_path)))
+    db.close()
+    logger = logging.getLogger('relstorage.adapters.connections')
+    caplog.set_level(logging.INFO, logger=logger.name)
+    caplog.clear()
+    for error in (MySQLdb.OperationalError(1040, 'Too many connections'),
+                  MySQLdb.OperationalError(*LOST),
+                  RuntimeError('a bug')):
+        try:
+            raise error
+        except Exception:
+            logger.exception('Failed to borrow a store connection: None')
+    logger.info('Reconnected')
+    assert [(record.levelname, record.exc_info[0].__name__
+             if record.exc_info else None) for record in caplog.records
+            if record.name == logger.name] == [
+        ('ERROR', 'RuntimeError'), ('INFO', None)]

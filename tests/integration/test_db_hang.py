@@ -316,8 +316,10 @@ def test_database_killed_mid_request_logs_relstorage_lines_on_one_line(
     # A request whose transaction began (its load connection polled) and
     # whose database is killed before it commits: RelStorage cannot
     # borrow a store connection and logs it with its traceback
-    # ('Failed to borrow a store connection'), deterministically.  With
-    # the shipped logging configuration that record takes one line.
+    # ('Failed to borrow a store connection'), deterministically, and
+    # raises the error on (a request gets its 503 and zope.pipeline's one
+    # line).  That record is left out (errors.ReportedOutage); with the
+    # shipped logging configuration the others take one line each.
     import transaction
 
     from zope.pipeline import storage
@@ -347,8 +349,6 @@ def test_database_killed_mid_request_logs_relstorage_lines_on_one_line(
               if 'Failed to borrow a store connection' in line]
     assert 'Lost connection' in str(raised.value) or \
         "Can't connect" in str(raised.value), raised.value
-    assert len(borrow) == 1, err
-    assert " | MySQLdb.OperationalError: (2002, \"Can't connect" in \
-        borrow[0], borrow
+    assert borrow == [], err
     assert 'Traceback' not in err, err
     assert len(err.splitlines()) == len(records), err

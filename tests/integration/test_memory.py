@@ -131,3 +131,50 @@ def test_20000_page_requests_keep_one_process_rss_and_connections_flat(
     assert 'Traceback' not in server.log()
     assert sizes[-1] <= baseline * (1 + MAX_GROWTH), (
         'RSS in KiB after each 2,000 requests: %s' % sizes)
+
+
+#: Issue 45: a view allocating 600 MB took each daemon process to 1.27 GB
+#: (nothing bounded it).  serve --mod-wsgi --memory-limit bounds it.
+ALLOCATION_MIB = 600
+MEMORY_LIMIT_MIB = 400
+
+
+class LimitedServer(support.ModWsgiServer):
+    """1x1 serving the slow test site with a memory limit."""
+
+    def command(self):
+        return super().command() + ['--memory-limit', str(MEMORY_LIMIT_MIB),
+                                    '--admin-processes', '0']
+
+
+def test_a_memory_limit_fails_the_request_that_exceeds_it_not_the_daemon():
+    with support.initialized_mysql_site(
+            site_zcml=support.SLOW_SITE_ZCML) as site:
+        server = LimitedServer(site, processes=1, threads=1)
+        with support.running(server):
+            status, headers, body = support.request(server.port,
+                                                    support.PAGE)
+            pid = headers['X-Pipeline-Pid']
+            small = support.request(server.port, '/@@allocate?mib=50')
+            big = support.request(
+                server.port, '/@@allocate?mib=%d' % ALLOCATION_MIB)
+            resident = resident_kib(pid)
+            after = support.request(server.port, support.PAGE)
+            log = server.log()
+    reliability_report.record(
+        'Memory limit: a request allocating %d MiB in a daemon process '
+        'with `serve --mod-wsgi --memory-limit %d` (1x1, MariaDB)'
+        % (ALLOCATION_MIB, MEMORY_LIMIT_MIB),
+        {'50 MiB request': small[0],
+         '%d MiB request' % ALLOCATION_MIB: big[0],
+         'resident afterwards': '%d MiB' % (resident >> 10),
+         'next request': '%d from the same process: %s'
+            % (after[0], after[1].get('X-Pipeline-Pid') == pid)},
+        'request refused, daemon serving'
+        if big[0] == 500 and after[0] == 200 else 'NOT BOUNDED')
+    assert small[0] == 200, small[2][:300]
+    assert big[0] == 500, big[2][:300]
+    assert 'MemoryError' not in big[2] and 'Traceback' not in big[2]
+    assert 'MemoryError' in log
+    assert after[0] == 200 and after[1]['X-Pipeline-Pid'] == pid
+    assert resident < MEMORY_LIMIT_MIB << 10

@@ -6,6 +6,7 @@ import logging
 import math
 import os
 import pwd
+import re
 import signal
 import sys
 import types
@@ -341,6 +342,17 @@ def test_admin_urls_get_their_own_daemon_group_by_default(
     assert options['request-timeout'] == '60'
     assert options['interrupt-timeout'] == '5'
     assert options['socket-timeout'] == '146'
+    # A restart lets a request run to that limit (issue 45): mod_wsgi's
+    # graceful-timeout and shutdown-timeout add up to 143.2 rounded up
+    # + 1 + 5 s.
+    assert options['graceful-timeout'] == '65'
+    assert options['shutdown-timeout'] == '85'
+    with open(os.path.join(root, 'application.wsgi')) as stream:
+        script = stream.read()
+    assert 'watch_script(__file__, drain=1022)' in script
+    # No memory bound, no periodic restart unless asked for.
+    assert 'limit_memory' not in script
+    assert 'restart-interval' not in options
     with open(include) as stream:
         conf = stream.read()
     assert 'WSGIDaemonProcess zope-pipeline-admin' in conf
@@ -348,6 +360,8 @@ def test_admin_urls_get_their_own_daemon_group_by_default(
     # 600 x (1 + ln 2) = 1015.9 s
     assert 'request-timeout=600 ' in conf
     assert 'socket-timeout=1018 ' in conf
+    assert 'graceful-timeout=605 ' in conf
+    assert 'shutdown-timeout=417 ' in conf
     assert "WSGIImportScript '%s/handler.wsgi'" % root in conf
     assert '<LocationMatch "%s">' % serve.DEFAULT_ADMIN_URLS in conf
     assert conf.count('process-group=zope-pipeline-admin') == 2
@@ -368,6 +382,9 @@ def test_admin_group_options(clean_zope, site_dir, exec_calls, as_user):
     assert '<LocationMatch "/@@slow$">' in conf
     assert 'processes=3 ' in conf and 'threads=1 ' in conf
     assert 'request-timeout=7 ' in conf and 'socket-timeout=9 ' in conf
+    # The longest request: the admin group's, 7 x (1 + ln 1) + 1 + 5.
+    with open(os.path.join(root, 'application.wsgi')) as stream:
+        assert 'watch_script(__file__, drain=13)' in stream.read()
 
 
 def test_admin_processes_0_serves_admin_urls_in_the_site_group(
@@ -404,6 +421,81 @@ def test_the_timeouts_answer_504_before_apache_and_a_restart():
                 values['socket-timeout']
             assert values['socket-timeout'] < \
                 limit + values['interrupt-timeout']
+
+
+def test_a_restart_lets_every_request_in_flight_finish_within_its_limit():
+    """Issue 45: a rolling restart cut two 40 s requests (502 after
+    25.8 s) while the group's limit was 143 s.  mod_wsgi 6.1 waits for a
+    restarting process's requests until graceful-timeout, and only for
+    those that have run less than request-timeout + interrupt-timeout;
+    then its threads get shutdown-timeout more.  Together, they must
+    cover the longest request: its limit, the monitor's look, and the
+    interrupt-timeout to unwind."""
+    for threads in (1, 2, 4, 8, 16):
+        for request_timeout in (1, 5, 12, 60, 600):
+            values = modwsgi_express.timeouts(request_timeout, threads)
+            limit = request_timeout * (1 + math.log(threads))
+            longest = limit + modwsgi_express.MONITOR_PERIOD + \
+                values['interrupt-timeout']
+            drain = modwsgi_express.drain_seconds(request_timeout, threads)
+            assert longest <= drain < longest + 1
+            stale = request_timeout + values['interrupt-timeout']
+            # Waiting past the point mod_wsgi stops counting a request
+            # gains nothing; from there, shutdown-timeout covers the rest.
+            assert values['graceful-timeout'] == stale
+            assert values['graceful-timeout'] + \
+                values['shutdown-timeout'] >= drain
+            assert stale + values['shutdown-timeout'] >= drain
+            assert values['shutdown-timeout'] >= 5
+
+
+def test_memory_limit_and_restart_interval_are_serve_options(
+        clean_zope, site_dir, exec_calls, as_user):
+    root = os.path.join(site_dir, 'apache')
+    assert zope_pipeline(['serve', write_site(site_dir), '--mod-wsgi',
+                          '--server-root', root, '--memory-limit', '512',
+                          '--restart-interval', '86400']) == 0
+    [limited] = exec_calls
+    assert serve_options(limited)['restart-interval'] == '86400'
+    with open(os.path.join(root, 'application.wsgi')) as stream:
+        script = stream.read()
+    assert 'limit_memory(512)' in script
+    compile(script, 'application.wsgi', 'exec')
+
+
+def test_limit_memory_sets_the_data_limit(monkeypatch):
+    import resource
+    calls = []
+    monkeypatch.setattr(resource, 'setrlimit',
+                        lambda *args: calls.append(args))
+    modwsgi_express.limit_memory(3)
+    assert calls == [(resource.RLIMIT_DATA, (3 << 20, 3 << 20))]
+    assert modwsgi_express.memory_lines(None) == ''
+
+
+def test_the_system_apache_groups_let_requests_finish_on_restart():
+    """etc/apache/zope-pipeline.conf: each daemon process group has the
+    timeouts `zope-pipeline serve --mod-wsgi` computes for its request
+    timeout and threads (issue 45: it had graceful-timeout=15 and 60),
+    and the rolling restart of etc/app.wsgi waits for the longest."""
+    from zope.pipeline import rolling
+    with open(os.path.join(ROOT, 'etc', 'apache',
+                           'zope-pipeline.conf')) as stream:
+        text = stream.read().replace('\\\n', ' ')
+    groups = re.findall(r'^WSGIDaemonProcess (\S+) (.*)$', text, re.M)
+    assert [name for name, options in groups] == [
+        'zope-pipeline', 'zope-pipeline-admin']
+    drains = []
+    for name, options in groups:
+        options = dict(re.findall(r'([a-z-]+)=(\S+)', options))
+        threads = int(options['threads'])
+        expected = modwsgi_express.timeouts(
+            int(options['request-timeout']), threads)
+        for key, value in expected.items():
+            assert int(options[key]) == value, (name, key)
+        drains.append(modwsgi_express.drain_seconds(
+            int(options['request-timeout']), threads))
+    assert rolling.DRAIN == max(drains)
 
 
 @pytest.mark.parametrize('option, message', [

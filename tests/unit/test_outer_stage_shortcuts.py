@@ -85,7 +85,7 @@ def test_retry_without_a_body_gives_an_empty_input_per_attempt():
     assert seen['body'] == b''
     assert seen['CONTENT_LENGTH'] == '0'
     assert seen[keys.ATTEMPT] == 1
-    assert seen[keys.RETRIES_LEFT] == 3
+    assert seen[keys.RETRIES_LEFT] == 9
 
 
 def test_retry_reads_a_body_announced_by_transfer_encoding_only():

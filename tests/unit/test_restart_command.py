@@ -153,7 +153,36 @@ def test_a_process_that_does_not_end_is_named(server, apache, monkeypatch):
     apache({'(wsgi:site)': 1})
     monkeypatch.setattr(rolling, 'ask_to_restart', lambda pid: None)
     with pytest.raises(SystemExit, match='did not end within 0.2 s'):
-        restart_command(server, '--timeout', '0.2')
+        restart_command(server, '--timeout', '0.2', '--drain', '0')
+
+
+def test_a_restarting_process_has_the_longest_request_to_end(
+        server, apache, monkeypatch):
+    """A process asked to restart finishes its requests in flight first
+    (issue 45): the wait for its end is --drain (by default the longest
+    request of the shipped administrative group) + --timeout."""
+    from zope.pipeline.commands import serve
+    from zope.pipeline.modwsgi_express import drain_seconds
+    assert rolling.DRAIN == drain_seconds(serve.DEFAULT_ADMIN_REQUEST_TIMEOUT,
+                                          serve.DEFAULT_ADMIN_THREADS)
+    apache({'(wsgi:site)': 1})
+    monkeypatch.setattr(rolling, 'ask_to_restart', lambda pid: None)
+    waits = []
+    monkeypatch.setattr(rolling, 'wait_for', fail_waiting(waits))
+    with pytest.raises(SystemExit):
+        restart_command(server, '--timeout', '3')
+    assert waits == [rolling.DRAIN + 3]
+    waits.clear()
+    with pytest.raises(SystemExit):
+        restart_command(server, '--timeout', '3', '--drain', '150')
+    assert waits == [153]
+
+
+def fail_waiting(waits):
+    def wait_for(value, timeout, message):
+        waits.append(timeout)
+        raise rolling.RestartError(message)
+    return wait_for
 
 
 def test_a_server_without_daemon_processes_is_refused(server):
@@ -247,7 +276,7 @@ def test_a_roll_restarts_the_older_processes_then_its_own(server, apache):
     fake = apache({'(wsgi:site)': 3})
     me, first, second = [process.pid for process in fake.processes]
     restarted = rolling.roll(server['run'], 1.0, pid=me,
-                             parent=os.getpid(), timeout=20)
+                             parent=os.getpid(), timeout=20, drain=0)
     assert restarted == [first, second, me]
     # "me" ends on its SIGUSR1 and is replaced too.
     rolling.wait_for(lambda: me not in rolling.daemon_processes(os.getpid())
@@ -283,15 +312,16 @@ def test_the_watcher_rolls_when_the_script_changes(tmp_path, monkeypatch):
     script.write_text('')
     rolls = []
 
-    def roll(run_dir, touched):
-        rolls.append((run_dir, touched))
+    def roll(run_dir, touched, drain):
+        rolls.append((run_dir, touched, drain))
         raise Rolled
     monkeypatch.setattr(rolling, 'roll', roll)
     baseline = rolling.modification_time(str(script))
     os.utime(script, (1, 1))
     with pytest.raises(Rolled):
-        rolling.watch(str(script), baseline, 'run', interval=0.01)
-    assert rolls == [('run', 1.0)]
+        rolling.watch(str(script), baseline, 'run', interval=0.01,
+                      drain=150)
+    assert rolls == [('run', 1.0, 150)]
     assert rolling.modification_time(str(tmp_path / 'none')) is None
     assert rolling.read_text(str(tmp_path / 'none')) is None
 
@@ -314,7 +344,7 @@ def test_the_watcher_runs_only_in_a_mod_wsgi_daemon(tmp_path, monkeypatch):
     thread = rolling.watch_script(str(script), str(tmp_path))
     thread.join(10)
     assert watched == [(str(script), rolling.modification_time(
-        str(script)), str(tmp_path), rolling.WATCH_INTERVAL)]
+        str(script)), str(tmp_path), rolling.WATCH_INTERVAL, rolling.DRAIN)]
 
 
 def test_a_run_directory_that_is_not_there_is_named(server, apache,
@@ -339,7 +369,7 @@ def test_a_roll_that_cannot_start_is_logged_and_watched_again(
     script.write_text('')
     attempts = []
 
-    def roll(run_dir, touched):
+    def roll(run_dir, touched, drain):
         attempts.append(touched)
         if len(attempts) == 1:
             raise PermissionError('no lock for you')

@@ -144,6 +144,21 @@ def is_unavailable(error):
     return is_unreachable(error) or is_storage_full(error)
 
 
+class CommitOutcomeUnknown(Exception):
+    """The database stopped answering while the transaction was being
+    voted or finished (the second half of the two-phase commit, where
+    RelStorage's MySQL procedure locks, moves the rows and commits): the
+    change may have been stored, or not.  Raised ``from`` the database's
+    error (``is_unavailable`` still accepts it: never retried)."""
+
+
+def is_outcome_unknown(error):
+    """Return whether ``error`` says a commit was cut off by the
+    database (``CommitOutcomeUnknown``)."""
+    return any(isinstance(cause, CommitOutcomeUnknown)
+               for cause in causes(error))
+
+
 #: Seconds in the Retry-After header of a 503 (``retry.retry_after``).
 DEFAULT_RETRY_AFTER = 1
 
@@ -155,21 +170,43 @@ STORAGE_FULL_MESSAGE = ('The database cannot store anything more for now '
                         '(its storage is full); please try again later.')
 
 
+#: What a client is told when the database stopped answering during the
+#: commit of its change (``CommitOutcomeUnknown``): not to send it again
+#: blindly.
+OUTCOME_UNKNOWN_MESSAGE = (
+    'The database is unavailable: it stopped answering while your change '
+    'was being saved, so the change may have been saved. Reload the page '
+    'to see whether it was before you send it again.')
+
+
 def unavailable_message(error):
     """The text of the 503 page for an error ``is_unavailable`` accepts."""
+    if is_outcome_unknown(error):
+        return OUTCOME_UNKNOWN_MESSAGE
     if is_storage_full(error):
         return STORAGE_FULL_MESSAGE
     return UNAVAILABLE_MESSAGE
 
 
+def unavailable_headers(error, retry_after):
+    """The headers of that 503: ``Retry-After``, except after a commit
+    the database cut off (its client must look before it sends again)."""
+    if is_outcome_unknown(error):
+        return []
+    return [('Retry-After', str(retry_after))]
+
+
 def log_unavailable(logger, method, path, error):
     """Log, in one line without a traceback, that a request was answered
     503 because the database cannot be reached or its storage is full."""
-    logger.error('%s %s: %s (%s); answered 503',
+    logger.error('%s %s: %s (%s); answered 503%s',
                  client_text(method), client_text(path),
                  'the database storage is full' if is_storage_full(error)
                  else 'the database is unavailable',
-                 describe_error(error))
+                 describe_error(error.__cause__ if isinstance(
+                     error, CommitOutcomeUnknown) else error),
+                 ' (the commit was cut off: the change may be stored)'
+                 if is_outcome_unknown(error) else '')
 
 
 #: How the transaction package's CRITICAL record of a failed second phase
@@ -200,6 +237,35 @@ class ReportedSecondPhaseFailure(logging.Filter):
 
 
 REPORTED_SECOND_PHASE_FAILURE = ReportedSecondPhaseFailure()
+
+
+#: RelStorage's logger of its connections: a lost or refused connection
+#: is logged there with its traceback ('Failed to borrow a store
+#: connection', 'Reconnect ... failed', 'Disconnected ...') and raised.
+RELSTORAGE_CONNECTIONS_LOGGER = 'relstorage.adapters.connections'
+
+
+class ReportedOutage(logging.Filter):
+    """Drop a record that carries an error ``is_unavailable`` accepts: the
+    error is raised on to the request, which zope.pipeline answers 503 and
+    logs in one line naming it (``log_unavailable``).  Installed on
+    ``RELSTORAGE_CONNECTIONS_LOGGER`` (``report_outages_once``): when
+    MySQL's max_connections was reached, its records made 4,450 ERROR
+    lines for 2,622 503s.  Records of other errors stay."""
+
+    def filter(self, record):
+        error = record.exc_info[1] if record.exc_info else None
+        return error is None or not is_unavailable(error)
+
+
+REPORTED_OUTAGE = ReportedOutage()
+
+
+def report_outages_once():
+    """Install ``ReportedOutage`` on RelStorage's connections logger."""
+    logger = logging.getLogger(RELSTORAGE_CONNECTIONS_LOGGER)
+    if REPORTED_OUTAGE not in logger.filters:
+        logger.addFilter(REPORTED_OUTAGE)
 
 
 def report_second_phase_failures(txn):

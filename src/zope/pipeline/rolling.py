@@ -36,6 +36,14 @@ POLL_INTERVAL = 0.05
 WATCH_INTERVAL = 0.5
 #: Seconds each step of one process's restart may take.
 TIMEOUT = 120
+#: Seconds a daemon process may take to finish its requests in flight
+#: before it ends, when the server does not say (``watch_script``'s
+#: ``drain``): the longest request of the administrative group of
+#: etc/apache/zope-pipeline.conf and of `zope-pipeline serve --mod-wsgi`
+#: (600 s x (1 + ln 2), see zope.pipeline.modwsgi_express.drain_seconds).
+#: mod_wsgi ends the process by then (its graceful-timeout and
+#: shutdown-timeout); the wait only bounds a process that does not.
+DRAIN = 1022
 #: How mod_wsgi names its daemon processes (display-name).
 DAEMON_PREFIX = '(wsgi:'
 #: The lock the rolling processes take turns with, in the run directory.
@@ -92,14 +100,16 @@ def ask_to_restart(pid):
     os.kill(pid, signal.SIGUSR1)
 
 
-def restart_process(parent, pid, run_dir, timeout):
+def restart_process(parent, pid, run_dir, timeout, drain=0):
     """Restart daemon process ``pid`` gracefully and wait until its
-    successor serves; return the successor's pid."""
+    successor serves; return the successor's pid.  The process has
+    ``drain`` seconds to finish its requests in flight, ``timeout`` more
+    to end."""
     before = set(daemon_processes(parent))
     ask_to_restart(pid)
-    wait_for(lambda: not alive(pid), timeout,
+    wait_for(lambda: not alive(pid), drain + timeout,
              'daemon process %d did not end within %s s (graceful-timeout '
-             'and shutdown-timeout of its group?)' % (pid, timeout))
+             'and shutdown-timeout of its group?)' % (pid, drain + timeout))
     readiness.forget(run_dir, pid)
     successor = wait_for(
         lambda: min(set(daemon_processes(parent)) - before, default=None),
@@ -148,17 +158,20 @@ def boot_ticks():
         'SC_CLK_TCK')
 
 
-def watch_script(script, run_dir=None, interval=WATCH_INTERVAL):
+def watch_script(script, run_dir=None, interval=WATCH_INTERVAL,
+                 drain=DRAIN):
     """In a mod_wsgi daemon process with a run directory, start the
     thread that turns a touch of ``script`` into a rolling restart (see
-    the module's docstring); return it (None elsewhere)."""
+    the module's docstring); return it (None elsewhere).  ``drain``: the
+    longest a daemon process of the server may take to finish its
+    requests (the longest request limit of its groups)."""
     from zope.pipeline.metrics.modwsgi import server_module
     run_dir = run_dir or os.environ.get(RUN_DIR_VARIABLE)
     if not run_dir or server_module() is None:
         return None
     baseline = modification_time(script)
     thread = threading.Thread(
-        target=watch, args=(script, baseline, run_dir, interval),
+        target=watch, args=(script, baseline, run_dir, interval, drain),
         name='zope.pipeline rolling restart', daemon=True)
     thread.start()
     return thread
@@ -171,7 +184,7 @@ def modification_time(path):
         return None
 
 
-def watch(script, baseline, run_dir, interval=WATCH_INTERVAL):
+def watch(script, baseline, run_dir, interval=WATCH_INTERVAL, drain=DRAIN):
     """Wait for ``script`` to change from ``baseline``, then roll; look
     again afterwards (a roll that failed, or this process restarted by
     another one)."""
@@ -182,12 +195,13 @@ def watch(script, baseline, run_dir, interval=WATCH_INTERVAL):
             continue
         baseline = touched
         try:
-            roll(run_dir, touched)
+            roll(run_dir, touched, drain=drain)
         except OSError as error:
             logger.error('Rolling restart impossible: %s', error)
 
 
-def roll(run_dir, touched, pid=None, parent=None, timeout=TIMEOUT):
+def roll(run_dir, touched, pid=None, parent=None, timeout=TIMEOUT,
+         drain=DRAIN):
     """Once this process holds the lock: restart every other daemon
     process that started before now, one at a time, then this one
     (unless a roll failed for this touch already).  Return the pids
@@ -206,7 +220,8 @@ def roll(run_dir, touched, pid=None, parent=None, timeout=TIMEOUT):
     restarted = []
     try:
         for other in older:
-            successor = restart_process(parent, other, run_dir, timeout)
+            successor = restart_process(parent, other, run_dir, timeout,
+                                        drain)
             logger.info('Rolling restart: daemon process %d replaced by '
                         '%d.', other, successor)
             restarted.append(other)

@@ -28,6 +28,7 @@ from zope.dottedname.resolve import resolve
 from zope.pipeline import responsecache
 from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_unavailable
+from zope.pipeline.errors import report_outages_once
 
 logger = logging.getLogger('zope.pipeline.storage')
 
@@ -119,6 +120,7 @@ def open_database(config_path):
         check_config(config_path)
         from zope.pipeline import compat
         compat.apply()
+        report_outages_once()
         db = ZODB.config.databaseFromConfig(
             load_database_config(config_path).database)
     responsecache.install(db)

@@ -4,7 +4,7 @@ restart, slow administrative requests, requests past their timeout."""
 import time
 
 #: The longest sleep the view accepts, in seconds.
-LONGEST = 20
+LONGEST = 60
 #: It sleeps in slices this long, running Python between them, as a
 #: request that computes would: mod_wsgi's RequestTimeout, raised in the
 #: thread when the request runs past its limit, lands between two slices.
@@ -28,6 +28,22 @@ class Slow:
             time.sleep(min(left, SLICE))
         self.request.response.setHeader('Content-Type', 'text/plain')
         return 'slept %g' % seconds
+
+
+class Allocate:
+    """GET ?mib=N: hold N MiB (written, so resident) for a moment, then
+    answer 'allocated N'."""
+
+    def __init__(self, context, request):
+        self.context = context
+        self.request = request
+
+    def __call__(self, mib='1'):
+        block = bytearray(int(mib) << 20)
+        block[::4096] = b'x' * len(block[::4096])
+        time.sleep(0.2)
+        self.request.response.setHeader('Content-Type', 'text/plain')
+        return 'allocated %d' % (len(block) >> 20)
 
 
 class Echo:

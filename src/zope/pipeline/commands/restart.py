@@ -2,12 +2,12 @@
 time, so the site keeps answering (a rolling restart).
 
 It asks one daemon process to restart gracefully (SIGUSR1: it finishes
-its requests, and the others take the new ones from the group's shared
-socket), waits for Apache to start its successor and for that process
-to have loaded the site (its readiness marker in the server's run
-directory), and only then goes on to the
-next (a touch of the WSGI script does the same from within the daemon
-processes).  A successor that cannot serve (a broken
+its requests in flight, each within its own request limit, and the others
+take the new ones from the group's shared socket), waits for Apache to
+start its successor and for that process to have loaded the site (its
+readiness marker in the server's run directory), and only then goes on
+to the next (a touch of the WSGI script does the same from within the
+daemon processes).  A successor that cannot serve (a broken
 ini or ZCML, a database that refuses it) stops the restart there: the
 processes not restarted yet keep serving the code they loaded, and the
 command says what to look at.
@@ -25,6 +25,7 @@ import time
 from zope.pipeline import readiness
 from zope.pipeline.modwsgi_express import default_server_root
 from zope.pipeline.modwsgi_express import run_directory
+from zope.pipeline.rolling import DRAIN
 from zope.pipeline.rolling import RestartError
 from zope.pipeline.rolling import daemon_processes
 from zope.pipeline.rolling import restart_process
@@ -57,6 +58,14 @@ def add_arguments(parser):
                         'process to end, for its successor, and for the '
                         'successor to load the site (default: %d)'
                         % DEFAULT_TIMEOUT)
+    parser.add_argument('--drain', type=float, default=DRAIN,
+                        metavar='SECONDS', help='how long one process may '
+                        'take to finish its requests in flight, before the '
+                        '--timeout for its end: the longest request limit '
+                        'of its groups (default: %d, the administrative '
+                        'group of serve --mod-wsgi and '
+                        'etc/apache/zope-pipeline.conf: 600 s x (1 + ln 2) '
+                        '+ 6 s)' % DRAIN)
 
 
 def run(args):
@@ -78,7 +87,8 @@ def run(args):
                                'processes.' % (parent, pid_file))
         for pid in pids:
             started = time.monotonic()
-            successor = restart_process(parent, pid, run_dir, args.timeout)
+            successor = restart_process(parent, pid, run_dir, args.timeout,
+                                        args.drain)
             print('Daemon process %d replaced by %d, serving after %.1f s.'
                   % (pid, successor, time.monotonic() - started),
                   flush=True)

@@ -24,7 +24,10 @@ bodies over retry.max_body, and mod_wsgi-express refuses TRACE.
 Touching the generated script (<server root>/application.wsgi), or
 zope-pipeline restart INI, restarts the daemon processes one at a time,
 each after its successor has loaded the site (mod_wsgi's own reload, every
-process at once under load, is off unless --reload);
+process at once under load, is off unless --reload); a process restarting
+finishes every request in flight within the request's own limit (its
+group's graceful-timeout and shutdown-timeout, see
+zope.pipeline.modwsgi_express.timeouts);
 <server root>/apachectl graceful restarts Apache,
 which stops every daemon process at once and may answer a few requests
 with 502/503 (see etc/apache/zope-pipeline.conf).
@@ -40,6 +43,10 @@ Slow clients: Apache reads a request body whole before a daemon process
 sees the request (unless --no-buffer-bodies), has --apache-workers worker
 threads for the connections still sending their headers or bodies, and
 mod_reqtimeout cuts the slow ones.
+
+Memory: --memory-limit bounds what each daemon process may allocate
+(a request allocating more gets a 500; the process goes on serving),
+--restart-interval restarts each daemon process periodically.
 
 Request timeouts: a request that runs past its group's limit is
 interrupted in its thread (mod_wsgi's request-timeout with an
@@ -68,6 +75,7 @@ from zope.pipeline.modwsgi_express import HEADER_TIMEOUT
 from zope.pipeline.modwsgi_express import MIN_RATE
 from zope.pipeline.modwsgi_express import client_limits
 from zope.pipeline.modwsgi_express import default_server_root
+from zope.pipeline.modwsgi_express import drain_seconds
 from zope.pipeline.modwsgi_express import find_mod_wsgi_express
 from zope.pipeline.modwsgi_express import free_loopback_port
 from zope.pipeline.modwsgi_express import make_run_directory
@@ -163,6 +171,18 @@ def add_arguments(parser):
                         'slower than %d bytes/s after %d s of headers, %d s '
                         'of body)' % (APACHE_WORKERS, MIN_RATE,
                                       HEADER_TIMEOUT, BODY_TIMEOUT))
+    parser.add_argument('--memory-limit', type=positive, metavar='MIB',
+                        help='mod_wsgi: MiB each daemon process may '
+                        'allocate (RLIMIT_DATA); a request allocating more '
+                        'gets a 500 (MemoryError) and the process goes on '
+                        'serving (default: no limit; see '
+                        'docs/deployment.md, memory)')
+    parser.add_argument('--restart-interval', type=positive,
+                        metavar='SECONDS',
+                        help='mod_wsgi: restart each daemon process this '
+                        'long after its start, gracefully (its requests '
+                        'finish within their limits), returning what it '
+                        'grew to (default: never)')
     parser.add_argument('--admin-urls', metavar='REGEX',
                         default=DEFAULT_ADMIN_URLS,
                         help='mod_wsgi: URLs (a regular expression on the '
@@ -502,11 +522,15 @@ def serve_mod_wsgi(args, ini, publisher, host, port, threads):
     prepare_site_files(ini, publisher, daemon_of(user, group), server_root,
                        generated_root=not args.server_root, more=[express])
     run_dir = make_run_directory(server_root, user, group)
-    script = write_wsgi_script(server_root, ini, args.name, run_dir, host)
+    script = write_wsgi_script(server_root, ini, args.name, run_dir, host,
+                               drain=restart_drain(args, threads),
+                               memory_limit=args.memory_limit)
     if user is not None:
         check_readable_by(user, group, readable_paths(ini, publisher))
     extra = ['--%s=%d' % item for item in
              timeouts(args.request_timeout, threads).items()]
+    if args.restart_interval:
+        extra.append('--restart-interval=%d' % args.restart_interval)
     extra += ['--limit-request-body=%d' % max_body(publisher),
               '--include-file=' + write_security_conf(server_root)]
     admin = ''
@@ -534,6 +558,17 @@ def serve_mod_wsgi(args, ini, publisher, host, port, threads):
           flush=True)
     return run_in_foreground([os.path.join(server_root, 'apachectl'),
                               'start', '-DFOREGROUND'])
+
+
+def restart_drain(args, threads):
+    """The longest a daemon process of the server takes to finish its
+    requests when it restarts: the longest request limit of its groups
+    (the site's, the administrative one's)."""
+    drain = drain_seconds(args.request_timeout, threads)
+    if args.admin_processes:
+        drain = max(drain, drain_seconds(args.admin_request_timeout,
+                                         args.admin_threads))
+    return drain
 
 
 def body_buffering(args, server_root, host, port):

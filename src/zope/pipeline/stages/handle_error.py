@@ -24,13 +24,20 @@ answered at once with a short 503 page saying which, and
 ``Retry-After``, logged in one line without a traceback, and not retried:
 nothing that needs the database (exception views, the site, the error
 reporting utility, which may all live in it) is used to render it.
+When the database stopped answering during the commit itself
+(``errors.CommitOutcomeUnknown``, raised by the transaction stage), the
+change may have been stored: the page says so (reload before sending it
+again), without ``Retry-After``.
 
 With ``wsgi.handleErrors`` False in the environ (zope.testbrowser's
 ``handleErrors = False``), the exception reaches the caller instead, as
 from the classic publisher, unless an ``IReRaiseException`` adapter of
 the error says not to.
 
-An error while rendering an error gives a plain 500, never a loop.
+An error while rendering an error gives a plain 500, never a loop; but
+a database that cannot serve while the error is rendered (the error's
+site, its exception view and the error reporting utility may all need
+it) is still an outage: 503 with ``Retry-After`` and one line, as above.
 XML-RPC clients get a fault for every error but 401 and an unreachable
 database (they understand faults, not pages), unless the error has an
 exception view for XML-RPC requests (as in the classic publisher).
@@ -82,6 +89,7 @@ from zope.pipeline.errors import for_caller
 from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
 from zope.pipeline.errors import log_unavailable
+from zope.pipeline.errors import unavailable_headers
 from zope.pipeline.errors import unavailable_message
 from zope.pipeline.logtext import client_text
 from zope.pipeline.logtext import logger_for
@@ -329,7 +337,12 @@ class HandleErrorStage:
                     return self.unavailable(environ, start_response, error,
                                             exc_info)
                 return self.render(environ, start_response, error, exc_info)
-            except Exception:
+            except Exception as rendering:
+                if is_unavailable(rendering):
+                    # The page needed the database (the error's site, its
+                    # views), which is gone: still an outage.
+                    return self.unavailable(environ, start_response,
+                                            rendering, exc_info)
                 logger.exception('Error while rendering the error for %s',
                                  client_text(environ.get('PATH_INFO')))
                 return plain_response(start_response,
@@ -410,7 +423,9 @@ class HandleErrorStage:
         response = environ[keys.REQUEST_KEY].response
         response.reset()
         response.setStatus(503)
-        response.setHeader('Retry-After', retry_after_of(environ))
+        for name, value in unavailable_headers(error,
+                                               retry_after_of(environ)):
+            response.setHeader(name, value)
         response.setHeader('Content-Type', 'text/html;charset=utf-8')
         response.setResult(default_page(503, error, self.debug, exc_info,
                                         unavailable_message(error), environ))

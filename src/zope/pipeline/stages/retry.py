@@ -36,6 +36,7 @@ from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
 from zope.pipeline.errors import log_unavailable
+from zope.pipeline.errors import unavailable_headers
 from zope.pipeline.errors import unavailable_message
 from zope.pipeline.interfaces import IBeforeRetry
 from zope.pipeline.logtext import client_text
@@ -49,13 +50,16 @@ logger = logger_for('zope.pipeline.retry')
 
 class IRetrySettings(Interface):
 
-    attempts = Int(title='Attempts in total, the first included', default=4,
-                   min=1, max=100)
+    attempts = Int(title='Attempts in total, the first included; enough '
+                         'for the writers of one object at 2 processes x '
+                         '4 threads', default=10, min=1, max=100)
     backoff = Float(title='Base delay in seconds before the second attempt; '
                           'it doubles each attempt, with jitter',
                     default=0.05, min=0.0)
-    backoff_cap = Float(title='Longest delay in seconds between attempts',
-                        default=1.0, min=0.0)
+    backoff_cap = Float(title='Longest delay in seconds between attempts '
+                              '(the delays of 10 attempts add up to at '
+                              'most 3.25 s)',
+                        default=0.5, min=0.0)
     spool_threshold = Int(title='Bodies larger than this many bytes are '
                                 'kept in a temporary file', default=1 << 20,
                           min=0)
@@ -96,7 +100,7 @@ class RetryStage:
     reads_if_present = reads_if_present
     writes = writes
 
-    def __init__(self, next_app, attempts=4, backoff=0.05, backoff_cap=1.0,
+    def __init__(self, next_app, attempts=10, backoff=0.05, backoff_cap=0.5,
                  spool_threshold=1 << 20, max_body=100 << 20, retry_after=1):
         self.next_app = next_app
         self.attempts = attempts
@@ -203,4 +207,4 @@ class RetryStage:
         return plain_response(
             start_response, '503 Service Unavailable',
             unavailable_message(error),
-            [('Retry-After', str(self.retry_after))])
+            unavailable_headers(error, self.retry_after))

@@ -14,12 +14,20 @@ on in (``zope.pipeline.scene.RequestTransactionManager``).
 When the commit fails because the database cannot serve
 (``errors.is_unavailable``), the transaction package's CRITICAL record of
 a failed second phase is left out (``errors.ReportedSecondPhaseFailure``):
-the request's one 503 line says what failed.
+the request's one 503 line says what failed.  When the database stopped
+answering once the commit was voting or finishing (``CommitPhase``
+tells), the change may have been stored: the error is raised as
+``errors.CommitOutcomeUnknown``, whose page says so.
 """
 
+import transaction.interfaces
 from zope.interface import Interface
+from zope.interface import implementer
 
 from zope.pipeline import environ as keys
+from zope.pipeline.errors import CommitOutcomeUnknown
+from zope.pipeline.errors import describe_error
+from zope.pipeline.errors import is_unreachable
 from zope.pipeline.errors import report_second_phase_failures
 from zope.pipeline.wsgi import DeferredStart
 from zope.pipeline.wsgi import close_iterable
@@ -92,7 +100,37 @@ def finish(txn, environ):
     """Abort ``txn`` if it is doomed, else annotate and commit it."""
     if txn.isDoomed():
         txn.abort()
-    else:
-        annotate(txn, environ)
-        report_second_phase_failures(txn)
+        return
+    annotate(txn, environ)
+    report_second_phase_failures(txn)
+    phase = CommitPhase()
+    txn.join(phase)
+    try:
         txn.commit()
+    except Exception as error:
+        if phase.voting and is_unreachable(error):
+            raise CommitOutcomeUnknown(describe_error(error)) from error
+        raise
+
+
+@implementer(transaction.interfaces.IDataManager)
+class CommitPhase:
+    """A data manager without data that says whether the commit has
+    reached its vote: the transaction package begins every data manager,
+    then has each commit, then each vote, then each finish; this one
+    sorts first, so once its ``tpc_vote`` ran, the storages vote or
+    finish, and one may have stored the change."""
+
+    transaction_manager = None
+    voting = False
+
+    def sortKey(self):
+        return ''
+
+    def tpc_vote(self, txn):
+        self.voting = True
+
+    def abort(self, txn):
+        pass
+
+    tpc_begin = commit = tpc_finish = tpc_abort = abort
