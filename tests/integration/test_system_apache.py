@@ -138,7 +138,7 @@ def make_project(directory):
             'site_zcml = site-dev.zcml',
             'site_zcml = site.zcml\nprincipals_zcml = ../var/principals.zcml'))
     result = support.zope_pipeline(
-        'adduser', ini, '--login', 'boss', '--owner', 'www-data',
+        'adduser', ini, '--login', 'boss',
         env={'ZOPE_PIPELINE_PASSWORD': PASSWORD})
     assert result.returncode == 0, result.stderr
     apache = os.path.join(directory, 'apache')
