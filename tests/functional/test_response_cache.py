@@ -359,6 +359,17 @@ def test_off_unless_enabled(make_testapp, config):
         assert 'ETag' not in app.get('/folder/page').headers
 
 
+def test_a_database_whose_connections_do_not_record_keeps_nothing(
+        make_testapp, config, monkeypatch):
+    # (a database of another connection class: install leaves it alone)
+    monkeypatch.setattr(storage.responsecache, 'install', lambda db: False)
+    app = make_testapp(SITE_ZCML, settings(config))
+    for _ in range(3):
+        response = app.get('/folder/page')
+        assert 'ETag' not in response.headers
+    assert '<h1>' in response.text
+
+
 def test_without_the_cache_connections_are_zodbs_own(make_testapp,
                                                      config):
     app = make_testapp(SITE_ZCML, settings(config, enabled='false'))
