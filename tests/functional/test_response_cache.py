@@ -12,11 +12,13 @@ import os
 
 import pytest
 import transaction
+from ZODB.Connection import Connection
 from zope.securitypolicy.principalpermission import (
     AnnotationPrincipalPermissionManager,
 )
 
 from zope.pipeline import storage
+from zope.pipeline.responsecache import RecordingConnection
 
 from .inner import sqlite_config
 from tests.conftest import ROOT
@@ -103,6 +105,19 @@ def test_the_third_request_of_a_page_is_a_hit_with_age_and_etag(app):
     assert third.headers['ETag'] == second.headers['ETag']
     assert third.headers['Cache-Control'] == 'no-cache'
     assert third.body == second.body == first.body
+
+
+def test_a_hit_begins_a_transaction_and_commits_nothing(app, monkeypatch):
+    from zope.pipeline.stages import transactions
+    commits = []
+    commit_last = transactions.commit_last
+    monkeypatch.setattr(transactions, 'commit_last', lambda *args: (
+        commits.append(args), commit_last(*args)))
+    stored(app, '/folder/page')
+    assert len(commits) == 2
+    assert is_hit(app.get('/folder/page'))
+    assert is_hit(app.head('/folder/page'))
+    assert len(commits) == 2        # no transaction stage, nothing later
 
 
 def test_if_none_match_of_the_current_etag_gets_304_without_body(app):
@@ -300,13 +315,26 @@ def test_a_get_that_writes_is_not_kept(app, monkeypatch):
     from zope.pipeline.sample.views import ItemView
     render = ItemView.__call__
 
-    def writing(self):
+    def __call__(self):     # the page (a method of another name is not)
         removeSecurityProxy(self.context).title = self.context.title + '!'
         return render(self)
-    monkeypatch.setattr(ItemView, '__call__', writing)
+    monkeypatch.setattr(ItemView, '__call__', __call__)
     bodies = [app.get('/folder/page/item-03') for _ in range(3)]
     assert not any('ETag' in response.headers for response in bodies)
     assert 'Item number 3!!!' in bodies[-1].text
+
+
+def test_a_get_that_commits_is_not_kept(app, monkeypatch):
+    # what it loads after its commit is of another snapshot
+    from zope.pipeline.sample.views import ItemView
+    render = ItemView.__call__
+
+    def __call__(self):
+        transaction.commit()
+        return render(self)
+    monkeypatch.setattr(ItemView, '__call__', __call__)
+    bodies = [app.get('/folder/page/item-03') for _ in range(3)]
+    assert not any('ETag' in response.headers for response in bodies)
 
 
 def test_a_page_larger_than_max_entry_bytes_is_not_kept(
@@ -329,6 +357,29 @@ def test_off_unless_enabled(make_testapp, config):
     app = make_testapp(SITE_ZCML, settings(config, enabled='false'))
     for _ in range(3):
         assert 'ETag' not in app.get('/folder/page').headers
+
+
+def test_a_database_whose_connections_do_not_record_keeps_nothing(
+        make_testapp, config, monkeypatch):
+    # (a database of another connection class: install leaves it alone)
+    monkeypatch.setattr(storage.responsecache, 'install', lambda db: False)
+    app = make_testapp(SITE_ZCML, settings(config))
+    for _ in range(3):
+        response = app.get('/folder/page')
+        assert 'ETag' not in response.headers
+    assert '<h1>' in response.text
+
+
+def test_without_the_cache_connections_are_zodbs_own(make_testapp,
+                                                     config):
+    app = make_testapp(SITE_ZCML, settings(config, enabled='false'))
+    app.get('/folder/page')
+    assert storage.database_for(config).db.klass is Connection
+
+
+def test_with_the_cache_connections_record_what_they_load(app, config):
+    app.get('/folder/page')
+    assert storage.database_for(config).db.klass is RecordingConnection
 
 
 # -- metrics

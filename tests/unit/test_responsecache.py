@@ -157,3 +157,44 @@ def test_discard_drops_only_the_value_it_was_given():
     assert cache.get('a') is second
     cache.discard('a', second)
     assert cache.get('a') is None and cache.size == 0
+
+
+# -- which databases record: only those of a publisher whose response
+# cache is on (built before open_root, it says so in the build's shared)
+
+
+class Build:
+
+    def __init__(self, recording):
+        self.shared = {responsecache.RECORDING: True} if recording else {}
+
+
+def test_open_root_makes_a_given_database_record_for_a_response_cache(db):
+    from zope.pipeline.stages.open_root import OpenRootStage
+    OpenRootStage(None, database=db, build=Build(False))
+    assert db.klass is Connection
+    OpenRootStage(None, database=db, build=Build(True))
+    assert db.klass is RecordingConnection
+
+
+def test_open_root_makes_each_chosen_database_record(db):
+    from zope.pipeline.stages.open_root import OpenRootStage
+    plain = OpenRootStage(None, database=lambda: db, build=Build(False))
+    assert plain.database.get() is db and db.klass is Connection
+    stage = OpenRootStage(None, database=lambda: db, build=Build(True))
+    assert stage.database.get() is db and db.klass is RecordingConnection
+
+
+def test_a_process_database_records_from_its_opening_or_at_once():
+    from zope.pipeline.storage import ProcessDatabase
+    opened_first = ProcessDatabase('', 'Application', PersistentMapping)
+    later = ProcessDatabase('', 'Application', PersistentMapping)
+    try:
+        assert opened_first.get().klass is Connection
+        opened_first.record()
+        assert opened_first.db.klass is RecordingConnection
+        later.record()
+        assert later.get().klass is RecordingConnection
+    finally:
+        opened_first.close()
+        later.close()

@@ -27,13 +27,15 @@ def test_a_chain_without_open_root_fails_naming_the_reader_and_the_writer(
     with pytest.raises(ConfigurationError) as raised:
         build('without_open_root.zcml')
 
+    # (response_cache, the first stage after open_root, asks first)
     assert str(raised.value) == (
-        "Request type 'browser': stage 'transaction' (registered at %s) "
-        "reads 'zope.pipeline.transaction_manager' "
-        "(zope.pipeline.environ.TRANSACTION_MANAGER), which no stage before "
+        "Request type 'browser': stage 'response_cache' (registered at %s) "
+        "reads 'zope.pipeline.connection' "
+        "(zope.pipeline.environ.CONNECTION), which no stage before "
         "it writes; 'open_root' (registered at %s) would write it: register "
-        "it before 'transaction' in this chain, or remove 'transaction'."
-        % (standard_at('transaction'), standard_at('open_root')))
+        "it before 'response_cache' in this chain, or remove "
+        "'response_cache'."
+        % (standard_at('response_cache'), standard_at('open_root')))
 
 
 def test_a_chain_without_a_publishing_stage_fails(build):

@@ -39,14 +39,22 @@ from zope.security.proxy import removeSecurityProxy
 
 class RecordingConnection(Connection):
     """A ZODB connection that notes, while ``reads`` is a dict, the serial
-    of every object whose state it loads, and whether anything was changed
-    or added through it (``wrote``).  Outside a recording request it is a
-    plain ``Connection`` (one attribute test per load)."""
+    of every object whose state it loads, whether anything was changed or
+    added through it (``wrote``) and how many transactions began on it
+    (``begun``: a page that read two snapshots is not kept).  Outside a
+    recording request it is a plain ``Connection`` (one attribute test per
+    load)."""
 
     #: {oid: serial} of the states loaded while recording, else None.
     reads = None
     #: Whether an object was changed or added since the stage reset it.
     wrote = False
+    #: Transactions begun (``newTransaction``) since the stage reset it.
+    begun = 0
+
+    def newTransaction(self, transaction, sync=True):
+        self.begun += 1
+        Connection.newTransaction(self, transaction, sync)
 
     def setstate(self, obj):
         Connection.setstate(self, obj)
@@ -61,6 +69,12 @@ class RecordingConnection(Connection):
     def add(self, obj):
         self.wrote = True
         Connection.add(self, obj)
+
+
+#: The key in ``IBuildContext.shared`` saying that a response cache stage
+#: of the publisher is on: open_root, built after it, makes its database
+#: record (``install``).  Without it, connections are ZODB's own.
+RECORDING = 'zope.pipeline.responsecache.recording'
 
 
 def install(db):

@@ -111,8 +111,9 @@ def storage_in_memory(factory):
 def open_database(config_path):
     """Open the DB a ZConfig file describes; '' means an in-memory DB.
 
-    Its connections can record what they load, for the response cache
-    (``responsecache.RecordingConnection``; plain connections otherwise).
+    Its connections are ZODB's plain ``Connection``; ``ProcessDatabase``
+    makes them record what they load when a response cache needs it
+    (``responsecache.install``).
     """
     if not config_path:
         db = ZODB.DB(MappingStorage(), database_name='main')
@@ -123,7 +124,6 @@ def open_database(config_path):
         report_outages_once()
         db = ZODB.config.databaseFromConfig(
             load_database_config(config_path).database)
-    responsecache.install(db)
     return db
 
 
@@ -192,6 +192,8 @@ class ProcessDatabase:
         self.populate = populate
         self.db = None
         self.pid = None
+        #: Whether its connections record what they load (``record()``).
+        self.recording = False
         #: Whether this process created the root application (bootstrap).
         self.created_root = False
         self._lock = threading.Lock()
@@ -205,6 +207,15 @@ class ProcessDatabase:
             if self.db is None or self.pid != os.getpid():
                 self._open()
         return self.db
+
+    def record(self):
+        """Make its connections record what they load, for the response
+        cache (``responsecache.install``): from its opening on, or from
+        now when it is open already."""
+        with self._lock:
+            self.recording = True
+            if self.db is not None and self.pid == os.getpid():
+                responsecache.install(self.db)
 
     def open_at_start(self):
         """Open the database now, at the start of a process; return whether
@@ -235,6 +246,8 @@ class ProcessDatabase:
             self.db = None
         with first_open_lock(self.config_path):
             db = open_database(self.config_path)
+            if self.recording:
+                responsecache.install(db)
             try:
                 self.created_root = bootstrap(db, self.root_name,
                                               self.factory, self.populate)

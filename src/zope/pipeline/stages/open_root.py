@@ -20,6 +20,12 @@ bootstrap, never closed by the pipeline), or a callable returning the
 open ``ZODB.DB`` each request uses (``zope.pipeline.testing``'s
 application, whose test layers give each test a database of its own).
 
+When a ``response_cache`` stage of the publisher is on (built before
+this stage, it sets ``responsecache.RECORDING`` in the build's
+``shared``), the database opens ``responsecache.RecordingConnection``s,
+which note what each page loads; otherwise its connections are ZODB's
+plain ``Connection``.
+
 When the database cannot be opened (its MySQL server is down when the
 process first needs it), the error passes up to the retry stage, which
 answers 503 with Retry-After (``errors.is_unavailable``); the next request
@@ -36,6 +42,7 @@ from zope.schema import Field
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
+from zope.pipeline.responsecache import RECORDING
 from zope.pipeline.responsecache import install
 from zope.pipeline.scene import RequestTransactionManager
 from zope.pipeline.scene import bind_to_thread
@@ -57,35 +64,38 @@ class DatabaseField(Field):
 
 
 class OpenDatabase:
-    """A database opened by the caller, in the shape of ProcessDatabase.
-    Its connections can record what they load, for the response cache
-    (``responsecache.install``), as those of the databases the pipeline
-    opens."""
+    """A database opened by the caller, in the shape of ProcessDatabase."""
 
     __slots__ = ('db',)
 
     def __init__(self, db):
         self.db = db
-        install(db)
 
     def get(self):
         return self.db
+
+    def record(self):
+        install(self.db)
 
 
 class ChosenDatabase:
     """A database the caller chooses for each request, in the shape of
     ProcessDatabase: ``choose()`` returns it."""
 
-    __slots__ = ('choose',)
+    __slots__ = ('choose', 'recording')
 
     def __init__(self, choose):
         self.choose = choose
+        self.recording = False
 
     def get(self):
         db = self.choose()
-        if db.klass is Connection:      # a new one: as OpenDatabase
+        if self.recording and db.klass is Connection:   # a new one
             install(db)
         return db
+
+    def record(self):
+        self.recording = True
 
 
 def given_database(database):
@@ -145,17 +155,21 @@ class OpenRootStage:
 
     def __init__(self, next_app, zodb_config='', root_name='Application',
                  root_factory='zope.pipeline.storage.create_root_folder',
-                 populate='', database=None):
+                 populate='', database=None, build=None):
         self.next_app = next_app
         self.root_name = root_name
         if database is not None:
             self.database = given_database(database)
-            return
-        self.database = database_for(
-            zodb_config, root_name,
-            resolve_callable(root_factory, 'open_root.root_factory')
-            or create_root_folder,
-            resolve_callable(populate, 'open_root.populate'))
+        else:
+            self.database = database_for(
+                zodb_config, root_name,
+                resolve_callable(root_factory, 'open_root.root_factory')
+                or create_root_folder,
+                resolve_callable(populate, 'open_root.populate'))
+        if build is not None and build.shared.get(RECORDING):
+            # a response cache is on: its connections record what they
+            # load (else they are ZODB's plain Connection)
+            self.database.record()
 
     def __call__(self, environ, start_response):
         manager = RequestTransactionManager()

@@ -1,11 +1,24 @@
 """response_cache: pages that did not change are not rendered again, and
 are never served stale.
 
-Off unless ``response_cache.enabled = true``.  Placed after
-``transaction`` (the request's transaction has begun: the connection has
-polled the storage, so it sees every commit of every process and host)
-and before ``site_events``: what site_events, authenticate, traversal
-and the view read is recorded.
+Off unless ``response_cache.enabled = true``.  Placed right after
+``open_root`` and ``handle_error``, before ``csrf`` and ``transaction``,
+so that a hit needs only what its validation needs: the request's
+connection, a transaction begun on it (``begin``, as the transaction
+stage does: the connection polls the storage, so it sees every commit
+of every process and host), the serials of the objects the page read,
+then nothing but the stored page (open_root aborts the transaction and
+closes the connection: nothing is committed, no site is set, nobody is
+authenticated; a candidate carries no credentials).  The outer stages
+(security_headers, virtual_host with its allowed hosts and ``++vh++``,
+retry, create_request) run for hits as for every request.  A miss
+renders through the whole chain: what transaction, site_events,
+authenticate, traversal and the view read is recorded.
+
+When the stage is on, it says so in the build context's ``shared``
+(``responsecache.RECORDING``), and open_root, built after it, makes its
+database open ``RecordingConnection``s; without it connections are
+ZODB's plain ``Connection``.
 
 A request is a candidate when it is a GET or HEAD without credentials
 (``Authorization``, ``CGI-Authorization``, ``REMOTE_USER``), without
@@ -24,17 +37,18 @@ only the key: its first request renders as usual and, when the published
 view is cacheable and the answer can be kept, the key is remembered; the
 next request ghostifies the connection's cache, records every object
 whose state is loaded while it renders (``RecordingConnection``) and
-stores the page with those objects' serials; later requests check, object
-by object, that each still has its serial in the request's snapshot, and
-then send the stored page with ``Age`` (hits) or, when one changed, drop
-it and record again (an invalidation).
+stores the page with those objects' serials; later requests begin a
+transaction and check, object by object, that each still has its serial
+in that snapshot, and then send the stored page with ``Age`` (hits) or,
+when one changed, drop it and record again (an invalidation).
 
 Nothing is kept of an answer that is not a 200, sets a cookie, carries
 its own ``ETag`` or a ``Vary`` beyond the key, is streamed or larger than
 ``response_cache.max_entry_bytes``, was made for a principal that is not
-the unauthenticated one, or whose transaction changed anything (or
-began another one).  Stored pages get an ``ETag`` (a digest of the key
-and of the (oid, serial) pairs read) and ``Cache-Control`` (the view's,
+the unauthenticated one, or whose rendering changed anything, or began
+a transaction besides the transaction stage's (it read two snapshots).
+Stored pages get an ``ETag`` (a digest of the key and of the (oid,
+serial) pairs read) and ``Cache-Control`` (the view's,
 else ``response_cache.cache_control``); an ``If-None-Match`` naming the
 current ETag gets ``304 Not Modified``.  Memory: at most
 ``response_cache.max_bytes`` per process (per chain), least recently used
@@ -45,12 +59,13 @@ import time
 
 from zope.authentication.interfaces import IUnauthenticatedPrincipal
 from zope.interface import Interface
-from zope.interface import directlyProvidedBy
+from zope.interface import providedBy
 from zope.schema import Bool
 from zope.schema import Int
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
+from zope.pipeline.responsecache import RECORDING
 from zope.pipeline.responsecache import Entry
 from zope.pipeline.responsecache import Learned
 from zope.pipeline.responsecache import RecordingConnection
@@ -59,7 +74,6 @@ from zope.pipeline.responsecache import changed_since
 from zope.pipeline.responsecache import environ_key
 from zope.pipeline.responsecache import etag_matches
 from zope.pipeline.responsecache import etag_of
-from zope.pipeline.responsecache import install
 from zope.pipeline.responsecache import policy_of
 from zope.pipeline.wsgi import DeferredStart
 from zope.pipeline.wsgi import close_iterable
@@ -142,6 +156,8 @@ class ResponseCacheStage:
         self.cache = shared.get(SHARED_KEY)
         if self.cache is None:
             self.cache = shared[SHARED_KEY] = ResponseCache(max_bytes)
+        # open_root (built after this stage) makes its database record
+        shared[RECORDING] = True
         self.max_entry_bytes = max_entry_bytes
         self.cache_control = cache_control or ''
         self.ignored_cookies = frozenset((ignored_cookies or '').split())
@@ -167,9 +183,9 @@ class ResponseCacheStage:
 
     def key_of(self, environ, request):
         get = environ.get
-        skin = tuple(sorted(iface.__identifier__
-                            for iface in directlyProvidedBy(request)))
-        return (get(keys.REQUEST_TYPE, ''), type(request).__qualname__, skin,
+        # every interface the request provides (its skin and layers)
+        return (get(keys.REQUEST_TYPE, ''), type(request).__qualname__,
+                providedBy(request).__iro__,
                 tuple(get(name) for name in self.key_environ),
                 get(keys.VH_DIRECTIVES), get(keys.SITE_ROOT))
 
@@ -178,6 +194,10 @@ class ResponseCacheStage:
     def __call__(self, environ, start_response):
         if not self.candidate(environ):
             return self.next_app(environ, start_response)
+        connection = environ[keys.CONNECTION]
+        if not isinstance(connection, RecordingConnection):
+            # a database that does not record (another connection class)
+            return self.next_app(environ, start_response)
         base = self.key_of(environ, environ[keys.REQUEST_KEY])
         learned = self.cache.get(base)
         if learned is None:
@@ -185,7 +205,11 @@ class ResponseCacheStage:
         key = (base, varied(environ, learned.environ_keys))
         entry = self.cache.get(key)
         if entry is not None:
-            if not changed_since(environ[keys.CONNECTION], entry.reads):
+            # the snapshot a rendering would read: begin, as the
+            # transaction stage does (the connection polls the storage);
+            # open_root aborts it and closes the connection
+            environ[keys.TRANSACTION_MANAGER].begin()
+            if not changed_since(connection, entry.reads):
                 return self.hit(environ, start_response, entry)
             self.cache.discard(key, entry)
             self.count(environ, 'invalidations')
@@ -211,14 +235,10 @@ class ResponseCacheStage:
         """Render; record what is read when the key is known cacheable
         (``learned``); keep the page or learn the key when it qualifies."""
         connection = environ[keys.CONNECTION]
-        if not isinstance(connection, RecordingConnection):
-            install(connection.db())    # the next connections will record
-            return self.next_app(environ, start_response)
         recording = (learned is not None and
                      environ['REQUEST_METHOD'] == 'GET')
-        manager = environ[keys.TRANSACTION_MANAGER]
-        txn = manager.get()
         connection.wrote = False
+        connection.begun = 0
         if recording:
             connection.cacheMinimize()
             connection.reads = reads = {}
@@ -227,8 +247,7 @@ class ResponseCacheStage:
             result = self.next_app(environ, held.__call__)
         finally:
             connection.reads = None
-        policy = self.qualifies(environ, held, result, connection, manager,
-                                txn)
+        policy = self.qualifies(environ, held, result, connection)
         if policy is None:
             if learned is not None:
                 self.cache.discard(base, learned)
@@ -259,7 +278,7 @@ class ResponseCacheStage:
         start_response(held.status, headers)
         return result
 
-    def qualifies(self, environ, held, result, connection, manager, txn):
+    def qualifies(self, environ, held, result, connection):
         """The view's CachePolicy when this answer may be kept, else
         None."""
         if listed_chunks(result) is None or held.written or \
@@ -282,7 +301,9 @@ class ResponseCacheStage:
         if not IUnauthenticatedPrincipal.providedBy(
                 getattr(request, 'principal', None)):
             return None
-        if connection.wrote or manager.get() is not txn or \
+        # one transaction (the transaction stage's: one snapshot), nothing
+        # written, one database
+        if connection.wrote or connection.begun != 1 or \
                 len(connection.connections) > 1:
             return None
         return policy
