@@ -36,13 +36,29 @@ def readme_command(project, section):
                      re.MULTILINE | re.DOTALL).group(1).split()
 
 
-def test_the_new_project_passes_its_own_tests(project):
+@pytest.fixture(scope='module')
+def test_run(project):
+    """The new project's tests, run as its README says."""
     pytest.importorskip('zope.app.wsgi.testlayer')
     command = readme_command(project, 'Test')
     assert command[0] == 'python'
-    done = run([sys.executable] + command[1:], project)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert 'Ran 6 tests with 0 failures, 0 errors' in done.stdout
+    return run([sys.executable] + command[1:], project)
+
+
+def test_the_new_project_passes_its_own_tests(test_run):
+    assert test_run.returncode == 0, test_run.stdout + test_run.stderr
+    assert 'Ran 6 tests with 0 failures, 0 errors' in test_run.stdout
+
+
+def test_the_new_projects_test_run_is_quiet(test_run):
+    """No deprecation warning (zope.testrunner shows them all) and no
+    layer that cannot be torn down: the run says what ran, and nothing
+    the project's author would have to look into."""
+    output = test_run.stdout + test_run.stderr
+    assert 'Warning' not in output, output
+    assert 'not supported' not in output, output
+    assert re.search(r'Tear down newsite\.BrowserLayer in [0-9.]+ seconds',
+                     test_run.stdout), test_run.stdout
 
 
 def test_the_readme_serves_the_development_ini(project):

@@ -50,6 +50,29 @@ def test_layer_takes_the_arguments_of_the_classic_layer(layer):
     assert layer.allowTearDown
 
 
+def test_layer_torn_down_before_any_test_closes_its_database():
+    """The last layer of a run is torn down (a created project's layer
+    allows it): the database its ZCML was set up in is closed then, even
+    when no test opened one of its own."""
+    layer = testing.BrowserLayer(zope.app.wsgi, allowTearDown=True)
+    layer.setUp()
+    storage = layer.db.storage
+    layer.tearDown()
+    assert not storage.opened()
+    assert layer.db is None
+
+
+def test_layer_without_allow_tear_down_refuses_as_the_classic_one():
+    layer = testing.BrowserLayer(zope.app.wsgi)
+    layer.setUp()
+    try:
+        with pytest.raises(NotImplementedError):
+            layer.tearDown()
+    finally:
+        layer.allowTearDown = True
+        layer.tearDown()
+
+
 def test_layer_publishes_a_page_through_the_pipeline(layer):
     app = webtest.TestApp(layer.make_wsgi_app())
     response = app.get('/index.html')

@@ -7,6 +7,8 @@ editor ``zope-pipeline adduser`` wrote, and to nobody else."""
 import difflib
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -111,6 +113,37 @@ def test_the_editor_adduser_wrote_adds_a_note_and_nobody_else(mysite):
     assert result['location'] == 'http://localhost/opening-hours'
     assert '<p class="note">Every day.</p>' in result['note']
     assert result['timing'].startswith('mysite;dur=')
+
+
+def tutorial_commands(name):
+    """The ``zope-pipeline NAME`` commands of docs/tutorial.rst, in
+    order, each as its arguments after ``zope-pipeline``."""
+    with open(os.path.join(ROOT, 'docs', 'tutorial.rst')) as stream:
+        text = stream.read().replace('\\\n', ' ')
+    return [shlex.split(line)[1:] for line in re.findall(
+        r'^ +(zope-pipeline %s .*)$' % name, text, re.MULTILINE)]
+
+
+def test_the_tutorials_requests_show_the_form_and_add_a_note(mysite):
+    done = run(cli(*tutorial_commands('adduser')[0]), mysite)
+    assert done.returncode == 0, done.stderr
+    form, add = tutorial_commands('request')
+    shown = run(cli(*form), mysite)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith('200 ')
+    assert '<h1>Add a note</h1>' in shown.stdout
+    anonymous = run(cli(*[argument for argument in form
+                          if argument not in ('--user', 'editor')]), mysite)
+    assert anonymous.returncode == 1
+    assert anonymous.stdout.startswith('401 Unauthorized')
+    added = run(cli(*add), mysite)
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.startswith('303 See Other\n')
+    assert 'Location: http://localhost/opening-hours\n' in added.stdout
+    note = run(cli('request', 'etc/deploy.ini', '/opening-hours', '-d'),
+               mysite)
+    assert '<p class="note">Every day.</p>' in note.stdout
+    assert 'Server-Timing: mysite;dur=' in note.stdout
 
 
 #: Load etc/deploy.ini as `zope-pipeline serve` does and use the notes form

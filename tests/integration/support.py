@@ -194,7 +194,14 @@ def mysql_database():
     """A scratch database and user (same name); dropped afterwards."""
     name = 'zp_it_%s' % secrets.token_hex(4)
     password = secrets.token_hex(12)
-    yield {'db': name, 'password': password}
+    try:
+        yield {'db': name, 'password': password}
+    finally:
+        drop_mysql_database(name)
+
+
+def drop_mysql_database(name):
+    """Drop a scratch database and its user, if they exist."""
     admin = mysql_admin()
     if admin is None:
         return

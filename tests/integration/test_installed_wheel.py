@@ -124,6 +124,9 @@ def test_a_new_project_from_the_installed_wheel_serves_and_passes_its_tests(
     assert command[0] == 'python'
     done = run([bin_directory / 'python'] + command[1:], project)
     assert 'Ran 6 tests with 0 failures, 0 errors' in done.stdout
+    # quietly: no deprecation warning, no layer left standing
+    output = done.stdout + done.stderr
+    assert 'Warning' not in output and 'not supported' not in output, output
 
 
 def readme_test_command(project):

@@ -28,6 +28,7 @@ COMMANDS = (
     'zope.pipeline.commands.adduser',
     'zope.pipeline.commands.pack',
     'zope.pipeline.commands.check',
+    'zope.pipeline.commands.convert',
 )
 
 #: The width descriptions are filled to (argparse's own default width).

@@ -195,6 +195,19 @@ class BrowserLayer(testlayer.BrowserLayer):
     #: Stage settings of the publishers this layer makes.
     settings = None
 
+    def tearDown(self):
+        """With ``allowTearDown``, close the database the layer still has
+        open (the one its ZCML was set up in, when no test ran), then undo
+        the configuration as the classic layer does (zope.testing's
+        ``cleanUp``).  Without it, refuse as the classic layer does:
+        zope.testrunner then says "Tear down ... not supported" and runs
+        any other layer in a process of its own (the classic default, for
+        suites whose layers leave what ``cleanUp`` cannot undo, such as
+        interfaces a ``<class>`` directive declared)."""
+        if self.allowTearDown:
+            self._close_db()
+        super().tearDown()
+
     def make_wsgi_app(self, setup_middleware=lambda app: app):
         self._application = PipelineApplication(
             self.db, settings=self.settings,
