@@ -145,13 +145,18 @@ def storage_directories(publisher):
     for _path, section in database_configs(publisher):
         if section is None:
             continue
-        storage = section.config.storage.config
-        candidates = [getattr(storage, 'cache_local_dir', None),
-                      getattr(storage, 'blob_dir', None),
-                      sqlite_directory(storage)]
-        directories.extend(os.path.normpath(directory)
-                           for directory in candidates if directory)
+        directories.extend(directories_of(section.config.storage.config))
     return directories
+
+
+def directories_of(storage):
+    """The directories a storage's ZConfig section writes: its RelStorage
+    cache, its blobs, its SQLite data."""
+    candidates = [getattr(storage, 'cache_local_dir', None),
+                  getattr(storage, 'blob_dir', None),
+                  sqlite_directory(storage)]
+    return [os.path.normpath(directory)
+            for directory in candidates if directory]
 
 
 def sqlite_directory(storage):
@@ -424,21 +429,24 @@ def drop_privileges(daemon):
 # -- commands that open the database, run by root
 
 
+def load_database_config_of(config_path):
+    """The ``<zodb>`` sections of a ZConfig file."""
+    from zope.pipeline.storage import load_database_config
+    return load_database_config(config_path).database
+
+
 def database_paths(config_path):
     """What decides what the databases of a ZConfig file hold, besides
     root: (the paths their storages write: SQLite data, blobs, caches, a
     file storage's file; the files holding a network database's
     credentials: its MySQL option file, else the ZConfig file itself)."""
     from zope.pipeline.credentials import mysql_section_of
-    from zope.pipeline.storage import load_database_config
     written, credentials = [], []
-    for section in load_database_config(config_path).database:
+    for section in load_database_config_of(config_path):
         storage = section.config.storage.config
-        written.extend(os.path.normpath(path) for path in (
-            getattr(storage, 'cache_local_dir', None),
-            getattr(storage, 'blob_dir', None),
-            sqlite_directory(storage),
-            getattr(storage, 'path', None)) if path)
+        written.extend(directories_of(storage))
+        if getattr(storage, 'path', None):
+            written.append(os.path.normpath(storage.path))
         if getattr(storage, 'adapter', None) is not None and \
                 sqlite_directory(storage) is None:
             mysql = mysql_section_of(section)
@@ -574,6 +582,11 @@ def become_database_user(ini, name='main', reads=()):
                 'it to %s, or run the command as that user: %s'
                 % (daemon.user, ini, daemon.user, daemon.user, path,
                    blocked, daemon.user, command))
+    # What the storages write is the daemon user's, as serve leaves it
+    # (a RelStorage cache in root's var/ could not be written).
+    for section in load_database_config_of(config_path):
+        for directory in directories_of(section.config.storage.config):
+            make_private_tree(directory, daemon)
     os.umask(PRIVATE_UMASK)
     drop_privileges(daemon)
     print('zope-pipeline: running as %s, who can change the database '
