@@ -68,15 +68,20 @@ def is_pytests(handler):
 @pytest.fixture(autouse=True)
 def test_process_keeps_its_user(monkeypatch):
     """`zope-pipeline serve` run as root becomes www-data once waitress
-    has bound its socket: never the test process (a test that serves in
-    it patches ``serve.run_as``; the servers tests start are processes of
-    their own)."""
+    has bound its socket, and a command that opens a database www-data
+    can change becomes www-data first (``layout.become_database_user``):
+    never the test process, which would run every later test as
+    www-data.  A test that serves in it patches ``serve.run_as``; one
+    that runs such a command runs it as a process of its own."""
+    from zope.pipeline import layout
     from zope.pipeline.commands import serve
 
     def refuse(daemon):
-        raise AssertionError('The test process would become %s: patch '
+        raise AssertionError('The test process would become %s: run the '
+                             'command in a process of its own, or patch '
                              'serve.run_as.' % daemon.user)
     monkeypatch.setattr(serve, 'drop_privileges', refuse)
+    monkeypatch.setattr(layout, 'drop_privileges', refuse)
 
 
 @pytest.fixture
