@@ -68,8 +68,8 @@ BUILDOUT_VENV := $(BUILDOUT_HOME)/venv
 # The integration tests that measure reliability figures; `make test` writes
 # them to test-artifacts/reliability.md, `make reliability` publishes them.
 RELIABILITY_TESTS := tests/integration/test_conflict_storm.py \
-	tests/integration/test_db_outage.py tests/integration/test_memory.py \
-	tests/integration/test_multi_host.py \
+	tests/integration/test_db_outage.py tests/integration/test_db_traffic.py \
+	tests/integration/test_memory.py tests/integration/test_multi_host.py \
 	tests/integration/test_restart_under_load.py \
 	tests/integration/test_slow_requests.py \
 	tests/integration/test_two_servers.py

@@ -431,6 +431,7 @@ class Client:
         self.in_doubt = {'increments': 0, 'comments': 0}
         self.back_in_time = []        # (read, highest seen before)
         self.doubts = []              # (path, status, server, text)
+        self.reads = 0                # counter reads answered 200
 
     def send(self, method, path, body=None, headers=None):
         started = time.monotonic()
@@ -470,6 +471,7 @@ class Client:
             self.waits.append(time.monotonic() - started)
             return
         self.waits.append(time.monotonic() - started)
+        self.reads += 1
         value = int(text)
         if value < self.seen:
             self.back_in_time.append((value, self.seen))
@@ -534,6 +536,7 @@ class Load:
             'acknowledged comments': len(self.comments()),
             'writes in doubt': sum(sum(client.in_doubt.values())
                                    for client in self.clients),
+            'counter reads': sum(client.reads for client in self.clients),
             'reads back in time': len(self.back_in_time()),
         }
 

@@ -25,9 +25,14 @@ its own load: an app host killed (SIGKILL of its whole session) and
 started again; an app host drained and restarted with `zope-pipeline
 restart`; the replica stopped and started; replication paused
 (PAUSE_SECONDS: 10 s by default, $ZP_MULTI_HOST_PAUSE for the issue's
-30); the primary restarted.  For each: the longest wait of one operation,
-the statuses, the acknowledged writes, and whether a client ever read a
-counter lower than one it had seen.  At the end the database itself
+30); the primary restarted, first with the hosts' replica files listing
+it alone (rewritten during the run: RelStorage reads the file again when
+it changes), then failing over to the replica.  For each: the longest
+wait of one operation, the statuses, the acknowledged writes, and
+whether a client ever read a counter lower than one it had seen: never,
+since every load is on the primary, polled at each transaction's start;
+only the fail-over to the asynchronous replica may show an older state
+(recorded, not asserted).  At the end the database itself
 (the primary, then the replica once caught up) must hold every
 acknowledged comment once and nothing twice, and the counter must count
 every acknowledged increment (each answer given once).
