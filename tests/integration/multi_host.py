@@ -416,9 +416,12 @@ class Client:
 
     The counter a client reads must never be lower than the highest value
     it has seen (answered to its increments, or read): its reads do not
-    go back in time.  A 503 with Retry-After is repeated after the wait
-    (the server says nothing was done); any other failure of a write
-    leaves it in doubt and is not repeated (it may have been stored)."""
+    go back in time.  A write that is not acknowledged is never sent
+    again: it is in doubt (a 502 of a host that died, or a 503 of a
+    commit cut off by a lost database connection, may have been stored;
+    zope.pipeline's 503 says only that the outcome is not known), and
+    the client goes on with the next one, after the Retry-After of a
+    503."""
 
     def __init__(self, load, number):
         self.load = load
@@ -430,7 +433,8 @@ class Client:
         self.comments = []            # texts acknowledged (303)
         self.in_doubt = {'increments': 0, 'comments': 0}
         self.back_in_time = []        # (read, highest seen before)
-        self.doubts = []              # (path, status, server, text)
+        self.doubts = []              # (path, status, text)
+        self.doubtful_comments = []   # texts of comments in doubt
         self.reads = 0                # counter reads answered 200
 
     def send(self, method, path, body=None, headers=None):
@@ -445,20 +449,14 @@ class Client:
 
     def write(self, path, body, headers, ok):
         started = time.monotonic()
-        try:
-            for _ in range(40):
-                status, answer, text = self.send('POST', path, body, headers)
-                if status == ok:
-                    return text
-                if status == 503 and 'Retry-After' in answer:
-                    time.sleep(min(float(answer['Retry-After']), 0.5))
-                    continue
-                self.doubts.append((path, status, answer.get('Server'),
-                                    text[:200]))
-                return None
-            return None
-        finally:
-            self.waits.append(time.monotonic() - started)
+        status, answer, text = self.send('POST', path, body, headers)
+        self.waits.append(time.monotonic() - started)
+        if status == ok:
+            return text
+        self.doubts.append((path, status, text[:200]))
+        if status == 503 and 'Retry-After' in answer:
+            time.sleep(min(float(answer['Retry-After']), 0.5))
+        return None
 
     def read_counter(self):
         started = time.monotonic()
@@ -493,6 +491,7 @@ class Client:
             if self.write(ADD_COMMENT, body.encode('ascii'), FORM_HEADERS,
                           303) is None:
                 self.in_doubt['comments'] += 1
+                self.doubtful_comments.append(comment)
             else:
                 self.comments.append(comment)
             number += 1
@@ -545,6 +544,10 @@ class Load:
 
     def comments(self):
         return [text for client in self.clients for text in client.comments]
+
+    def doubtful_comments(self):
+        return [text for client in self.clients
+                for text in client.doubtful_comments]
 
     def back_in_time(self):
         return [item for client in self.clients

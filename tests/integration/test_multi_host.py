@@ -252,7 +252,7 @@ FAULTS = [
 #: last may not have reached it; a process that had not seen it yet
 #: takes the replica's state, RelStorage's staleness check being per
 #: process).
-MAY_READ_BACK = {'primary restarted, replica-conf failing over to the '
+FAIL_OVER = {'primary restarted, replica-conf failing over to the '
                  'replica'}
 
 
@@ -280,7 +280,9 @@ def test_multi_host_faults_lose_nothing_and_never_read_back():
         # A directory Apache's user can read (not pytest's tmp_path).
         directory = stack.enter_context(support.scratch_directory())
         topology = Topology(stack, directory)
+        marks = []
         for _label, fault in FAULTS:
+            marks.append([len(host.log()) for host in topology.hosts])
             with multi_host.Load(topology.balancer.port,
                                  'fault-%d' % len(loads)) as load:
                 time.sleep(QUIET)
@@ -292,13 +294,20 @@ def test_multi_host_faults_lose_nothing_and_never_read_back():
             directory, topology.replication.primary, topology.database))
         replica = stored(checker_config(
             directory, topology.replication.replica, topology.database))
-        logs = ''.join(host.log() for host in topology.hosts)
+        logs = [host.log() for host in topology.hosts]
     namespaces = [namespace.exists() for namespace in topology.namespaces]
 
     texts, counter = primary
     acknowledged = [text for load in loads for text in load.comments()]
     values = sorted(value for load in loads for value in load.values())
     doubtful = sum(load.doubtful_increments() for load in loads)
+    ends = marks[1:] + [[len(log) for log in logs]]
+    tracebacks = {}
+    for (label, _), start, end in zip(FAULTS, marks, ends):
+        window = ''.join(log[begin:stop] for log, begin, stop
+                         in zip(logs, start, end))
+        tracebacks[label] = [window[index - 300:index + 2000] for index in [
+            match.start() for match in re.finditer('Traceback', window)]]
     for (label, _), load, extra in zip(FAULTS, loads, extras):
         prefix = load.label + ' '
         mine = [text for text in texts if text.startswith(prefix)]
@@ -306,6 +315,9 @@ def test_multi_host_faults_lose_nothing_and_never_read_back():
         figures['stored comments'] = len(mine)
         figures['lost'] = len(set(load.comments()) - set(mine))
         figures['duplicated'] = len(mine) - len(set(mine))
+        figures['comments in doubt, stored'] = len(
+            set(load.doubtful_comments()) & set(mine))
+        figures['tracebacks logged'] = len(tracebacks[label])
         figures.update(extra)
         verdict = ('nothing lost' if not figures['lost']
                    and not figures['duplicated'] else 'WRITES LOST')
@@ -322,7 +334,8 @@ def test_multi_host_faults_lose_nothing_and_never_read_back():
     assert namespaces == [False] * HOSTS
     # The replica holds what the primary holds.
     assert replica == primary
-    # No comment acknowledged was lost, none stored twice, none invented.
+    # No comment acknowledged was lost, none stored twice (no commit that
+    # happened was retried by the server), none invented.
     assert set(acknowledged) <= set(texts)
     assert len(texts) == len(set(texts))
     assert all(re.match(r'fault-\d+ \d+-\d+$', text) for text in texts)
@@ -335,11 +348,12 @@ def test_multi_host_faults_lose_nothing_and_never_read_back():
     # RelStorage failed over to the replica.
     assert {label: load.back_in_time()
             for (label, _), load in zip(FAULTS, loads)
-            if label not in MAY_READ_BACK} == {
+            if label not in FAIL_OVER} == {
                 label: [] for label, _ in FAULTS
-                if label not in MAY_READ_BACK}
+                if label not in FAIL_OVER}
     # Both hosts served throughout the load (the balancer used both).
-    tracebacks = [logs[index - 300:index + 2000]
-                  for index in [match.start() for match in
-                                re.finditer('Traceback', logs)]]
-    assert tracebacks == [], tracebacks[:3]
+    # Nothing failed unexpectedly (a 500, its traceback logged): a write
+    # that reached the read-only replica after the fail-over is a 503
+    # (errors.is_read_only).
+    assert {label: found[:2] for label, found in tracebacks.items()
+            if found} == {}
