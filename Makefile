@@ -36,9 +36,10 @@ STAMP := $(VENV)/.zope-pipeline-installed
 
 # What the suite and the servers need from Debian: Apache and its headers
 # (mod_wsgi is compiled against them), ab and wrk (benchmarks), the MariaDB
-# client library (mysqlclient is compiled against it), a compiler.
+# client library (mysqlclient is compiled against it), a compiler, HAProxy
+# (the balancer of tests/integration/test_multi_host.py).
 APT_PACKAGES := apache2 apache2-dev apache2-utils wrk libmariadb-dev \
-	pkg-config build-essential chromium fonts-dejavu-core
+	pkg-config build-essential chromium fonts-dejavu-core haproxy
 # Added when $(PYTHON) is Debian's own Python (venv and headers are separate
 # packages there), and when no MariaDB/MySQL server is running here.
 APT_SYSTEM_PYTHON_PACKAGES := python3-venv python3-dev
@@ -67,7 +68,8 @@ BUILDOUT_VENV := $(BUILDOUT_HOME)/venv
 # The integration tests that measure reliability figures; `make test` writes
 # them to test-artifacts/reliability.md, `make reliability` publishes them.
 RELIABILITY_TESTS := tests/integration/test_conflict_storm.py \
-	tests/integration/test_db_outage.py tests/integration/test_memory.py \
+	tests/integration/test_db_outage.py tests/integration/test_db_traffic.py \
+	tests/integration/test_memory.py tests/integration/test_multi_host.py \
 	tests/integration/test_restart_under_load.py \
 	tests/integration/test_slow_requests.py \
 	tests/integration/test_two_servers.py

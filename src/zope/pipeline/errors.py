@@ -111,6 +111,27 @@ STORAGE_FULL_ERRNOS = frozenset(
     if number is not None)
 
 
+#: MySQL/MariaDB server errors of a server that takes no writes: 1290
+#: ER_OPTION_PREVENTS_STATEMENT naming ``--read-only`` (MariaDB) and 1836
+#: ER_READ_ONLY_MODE (MySQL).  RelStorage with ``replica-conf`` fails over
+#: to a read-only replica while the primary refuses connections and goes
+#: back after ``replica-timeout``: until then every write is refused there,
+#: nothing of it stored.
+READ_ONLY_CODES = frozenset((1290, 1836))
+
+
+def is_read_only(error):
+    """Return whether ``error`` (or an error it was raised from) says the
+    MySQL server takes no writes (``READ_ONLY_CODES``; a 1290 only for the
+    read-only option, not for another option that prevents a statement)."""
+    for cause in causes(error):
+        if isinstance(cause, MYSQL_OPERATIONAL) and cause.args and \
+                cause.args[0] in READ_ONLY_CODES and (
+                    cause.args[0] != 1290 or 'read-only' in str(cause)):
+            return True
+    return False
+
+
 def is_storage_full(error):
     """Return whether ``error`` (or an error it was raised from) says the
     database's storage is full: MySQL's ``STORAGE_FULL_CODES``, SQLite's
@@ -131,8 +152,9 @@ def is_storage_full(error):
 
 def is_unavailable(error):
     """Return whether ``error`` says the database cannot serve the request
-    for now: its server cannot be reached (``is_unreachable``) or its
-    storage is full (``is_storage_full``).
+    for now: its server cannot be reached (``is_unreachable``), its
+    storage is full (``is_storage_full``) or it takes no writes
+    (``is_read_only``: a replica RelStorage failed over to).
 
     Such an error is not transient (a new attempt at once finds the server
     still gone, or the disk still full, and a commit cut off by a lost
@@ -141,7 +163,8 @@ def is_unavailable(error):
     RelStorage reconnects by itself at the next transaction once the
     server is back; a storage that is full refused the whole transaction.
     """
-    return is_unreachable(error) or is_storage_full(error)
+    return (is_unreachable(error) or is_storage_full(error)
+            or is_read_only(error))
 
 
 class CommitOutcomeUnknown(Exception):
@@ -199,10 +222,14 @@ def unavailable_headers(error, retry_after):
 def log_unavailable(logger, method, path, error):
     """Log, in one line without a traceback, that a request was answered
     503 because the database cannot be reached or its storage is full."""
+    if is_storage_full(error):
+        what = 'the database storage is full'
+    elif is_read_only(error):
+        what = 'the database is read-only'
+    else:
+        what = 'the database is unavailable'
     logger.error('%s %s: %s (%s); answered 503%s',
-                 client_text(method), client_text(path),
-                 'the database storage is full' if is_storage_full(error)
-                 else 'the database is unavailable',
+                 client_text(method), client_text(path), what,
                  describe_error(error.__cause__ if isinstance(
                      error, CommitOutcomeUnknown) else error),
                  ' (the commit was cut off: the change may be stored)'
