@@ -100,6 +100,46 @@ def test_the_daemons_listener_gets_a_free_loopback_port():
         probe.bind(('127.0.0.1', port))
 
 
+class OfferedPorts:
+    """socket.socket for free_loopback_port: the kernel offers these
+    ports, one per probe."""
+
+    def __init__(self, ports):
+        self.ports = list(ports)
+
+    def __call__(self):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return False
+
+    def bind(self, address):
+        self.port = self.ports.pop(0)
+
+    def getsockname(self):
+        return ('127.0.0.1', self.port)
+
+
+def test_the_daemons_listener_never_gets_the_clients_port(monkeypatch):
+    """The clients' port is chosen first but bound by Apache later: the
+    kernel can offer it again, and Apache then refused to start (two
+    Listen lines for one address, seen in a full run)."""
+    import socket
+    monkeypatch.setattr(socket, 'socket', OfferedPorts([8080, 8080, 8081]))
+    assert modwsgi_express.free_loopback_port(taken={8080}) == 8081
+
+
+def test_no_free_loopback_port_besides_the_taken_one_is_an_error(
+        monkeypatch):
+    import socket
+    monkeypatch.setattr(socket, 'socket', OfferedPorts([8080] * 100))
+    with pytest.raises(OSError, match='besides 8080'):
+        modwsgi_express.free_loopback_port(taken={8080})
+
+
 def test_client_limits_are_mod_wsgi_express_options():
     assert modwsgi_express.client_limits(77) == [
         '--max-clients=77', '--header-timeout=10',

@@ -201,12 +201,20 @@ Listen %(listen)s
 """
 
 
-def free_loopback_port():
-    """A TCP port free on the loopback address (the kernel's choice)."""
+def free_loopback_port(taken=()):
+    """A TCP port free on the loopback address (the kernel's choice), not
+    one of ``taken``: the clients' port is not bound yet when the daemons'
+    listener gets its port, and the kernel may offer it again (Apache
+    then refuses two Listen lines for one address)."""
     import socket
-    with socket.socket() as probe:
-        probe.bind((BUFFERED_HOST, 0))
-        return probe.getsockname()[1]
+    for _ in range(100):
+        with socket.socket() as probe:
+            probe.bind((BUFFERED_HOST, 0))
+            port = probe.getsockname()[1]
+        if port not in taken:
+            return port
+    raise OSError('no free loopback port besides %s'
+                  % ', '.join(map(str, taken)))
 
 
 def write_body_buffering_conf(server_root, host, port, inner_port):

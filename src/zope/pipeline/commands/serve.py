@@ -580,7 +580,7 @@ def body_buffering(args, server_root, host, port):
     the request to that listener (``write_body_buffering_conf``)."""
     if not args.buffer_bodies:
         return host, port, []
-    inner_port = free_loopback_port()
+    inner_port = free_loopback_port(taken={port})
     conf = write_body_buffering_conf(server_root, host, port, inner_port)
     # mod_wsgi-express's own name: 'localhost' for an empty host.
     return BUFFERED_HOST, inner_port, [
