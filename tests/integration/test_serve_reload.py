@@ -52,11 +52,13 @@ def status_when_listening(port, seconds=30):
             time.sleep(0.1)
 
 
-def touch_until_restarted(path, lines, seconds=60):
+def touch_until_restarted(path, lines, seconds=60,
+                          then='Serving on'):
     """Change ``path``'s time, again after each quiet second, until hupper
     says it noticed (it notices a change only once it has looked at the
     file, which may be after the first change); then, touching no more,
-    wait until the server says it is serving again. A change after hupper
+    wait until the server says ``then`` (it is serving again, or a worker
+    that failed to load waits for a change).  A change after hupper
     noticed one would start yet another worker, which could be killed
     while it answers."""
     deadline = time.monotonic() + seconds
@@ -71,7 +73,7 @@ def touch_until_restarted(path, lines, seconds=60):
         except queue.Empty:
             continue
         return seen + wait_for_line(
-            lines, 'Serving on', max(1, deadline - time.monotonic()))
+            lines, then, max(1, deadline - time.monotonic()))
     raise AssertionError('no change noticed within %d s; output:\n%s'
                          % (seconds, ''.join(seen)))
 
@@ -236,7 +238,9 @@ def test_a_broken_zcml_then_fixed_serves_again():
         try:
             wait_for_line(lines, 'Serving on')
             write(site.package_zcml, BROKEN_ZCML)
-            seen = touch_until_restarted_or_failed(site.package_zcml, lines)
+            seen = touch_until_restarted(
+                site.package_zcml, lines,
+                then='Waiting for a file to change')
             assert any('pkg/configure.zcml' in line for line in seen), seen
             # fixed: the worker that failed is replaced
             write(site.package_zcml, PACKAGE_ZCML % {'name': 'note.html'})
@@ -244,23 +248,3 @@ def test_a_broken_zcml_then_fixed_serves_again():
             body_when(port, '/@@note.html', 'first')
         finally:
             stop(server)
-
-
-def touch_until_restarted_or_failed(path, lines, seconds=60):
-    """Touch ``path`` until hupper notices, then wait for the worker to
-    fail loading (hupper then waits for a change)."""
-    deadline = time.monotonic() + seconds
-    changes = 0
-    seen = []
-    while time.monotonic() < deadline:
-        changes += 1
-        os.utime(path, (time.time() + changes, time.time() + changes))
-        try:
-            while 'changed; reloading' not in (seen or [''])[-1]:
-                seen.append(lines.get(timeout=1))
-        except queue.Empty:
-            continue
-        return seen + wait_for_line(lines, 'Waiting for a file to change',
-                                    max(1, deadline - time.monotonic()))
-    raise AssertionError('no change noticed within %d s; output:\n%s'
-                         % (seconds, ''.join(seen)))
