@@ -53,8 +53,14 @@ PYTEST_ARGS ?=
 # (pytest-cov turns pytest's "no tests ran", exit code 5, into a coverage
 # failure, exit code 1).
 JUNIT := test-artifacts/junit.xml
+# The suites run a second time without zope.pipeline._speedups (the stock
+# code of the packages they stand in for), and that run's report.
+SPEEDUPS_VARIABLE := ZOPE_PIPELINE_SPEEDUPS
+STOCK_TESTS := tests/functional tests/compat
+JUNIT_STOCK := test-artifacts/junit-stock.xml
 COUNT_TESTS := import sys, xml.etree.ElementTree as ET; \
-	suites = list(ET.parse(sys.argv[1]).getroot().iter("testsuite")); \
+	suites = [suite for name in sys.argv[1:] \
+	          for suite in ET.parse(name).getroot().iter("testsuite")]; \
 	count = lambda key: sum(int(suite.get(key, 0)) for suite in suites); \
 	print(count("tests"), count("failures") + count("errors"))
 SERVE_INI ?= etc/deploy.ini
@@ -97,12 +103,18 @@ serve: setup
 
 test: setup
 	@echo '== pytest over tests/, branch coverage of src/zope/pipeline (fail under $(COVERAGE_MIN)%)'
-	@mkdir -p $(dir $(JUNIT)); rm -f $(JUNIT) .coverage; status=0; \
+	@mkdir -p $(dir $(JUNIT)); rm -f $(JUNIT) $(JUNIT_STOCK) .coverage; status=0; \
 	$(VENV_PYTHON) -m pytest tests/ -p no:cacheprovider --junitxml=$(JUNIT) \
 	    --cov=zope.pipeline --cov-branch --cov-report=term \
 	    --cov-fail-under=$(COVERAGE_MIN) $(PYTEST_ARGS) || status=$$?; \
+	if [ -z "$(PYTEST_ARGS)" ]; then \
+	    echo '== the functional and compat suites again, without zope.pipeline._speedups ($(SPEEDUPS_VARIABLE)=0)'; \
+	    $(SPEEDUPS_VARIABLE)=0 $(VENV_PYTHON) -m pytest $(STOCK_TESTS) -q -p no:cacheprovider \
+	        --junitxml=$(JUNIT_STOCK) --cov=zope.pipeline --cov-branch --cov-append \
+	        --cov-report= || status=$$?; \
+	fi; \
 	$(MAKE) --no-print-directory coverage-summary; \
-	read -r tests failed <<< "$$($(VENV_PYTHON) -c '$(COUNT_TESTS)' $(JUNIT) 2>/dev/null || echo 0 0)"; \
+	read -r tests failed <<< "$$($(VENV_PYTHON) -c '$(COUNT_TESTS)' $(JUNIT) $$(ls $(JUNIT_STOCK) 2>/dev/null) 2>/dev/null || echo 0 0)"; \
 	if [ $$status -eq 5 ] || [ "$$tests" = 0 ]; then \
 	    echo 'FAILED: pytest ran no tests (exit code 5).'; \
 	    exit 5; \

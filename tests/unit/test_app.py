@@ -89,7 +89,7 @@ def test_app_factory_without_an_ini_names_the_section_only(
     assert str(caught.value) == (
         "Unknown setting 'speed' in the application section: settings are "
         "'<stage>.<key>' or one of: debugger, demo, development, "
-        "principals_zcml, site_zcml, template_cache.")
+        "principals_zcml, site_zcml, speedups, template_cache.")
     publisher = app_factory({}, site_zcml='specific.zcml')
     assert app_module.built[-1] is publisher
 

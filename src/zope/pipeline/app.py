@@ -9,6 +9,7 @@ from zope.configuration import config
 from zope.configuration import xmlconfig
 from zope.configuration.exceptions import ConfigurationError
 
+from zope.pipeline import _speedups
 from zope.pipeline import publications
 from zope.pipeline import security
 from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
@@ -116,7 +117,7 @@ def use_template_cache(directory):
 def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
              where_settings='the application settings', principals_zcml=None,
              demo=False, template_cache=None, development=False,
-             debugger=False, checked_passwords=None):
+             debugger=False, checked_passwords=None, speedups=True):
     """Load the site's ZCML (and its principals) and return its Publisher.
 
     ``demo`` and ``development`` are recorded on the publisher
@@ -130,6 +131,8 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
     a site with it and without ``development`` is refused.
     ``checked_passwords`` is the record of the principals already checked
     for known passwords (``credentials.CheckedPasswords``; None: none).
+    ``speedups`` false leaves zope.pipeline._speedups out (so does
+    ``ZOPE_PIPELINE_SPEEDUPS=0``, whatever ``speedups`` says).
     """
     from zope.pipeline.credentials import CheckedPasswords
     if debugger and not development:
@@ -137,6 +140,7 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
             'debugger = true in %s: the interactive debugger runs Python '
             'sent by the browser; it is for a development ini only '
             '(development = true), never in production.' % where_settings)
+    _speedups.apply(speedups)
     use_template_cache(template_cache)
     from zope.pipeline import templates  # Chameleon, when a site is made
     templates.check_template_files(development)
@@ -162,7 +166,7 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
 def make_publisher_for_loaded_site(settings=None,
                                    pipeline_zcml=PIPELINE_ZCML,
                                    where_settings='the publisher settings',
-                                   registry=None):
+                                   registry=None, speedups=True):
     """Return a Publisher for a site whose configuration is already loaded.
 
     For a process that has run its site's ZCML already, without
@@ -183,8 +187,10 @@ def make_publisher_for_loaded_site(settings=None,
     configuration registered them, its ``<publisher>`` registrations made
     request types: ``zope.pipeline.testing``).  Otherwise the loaded
     site's ``<publisher>`` registrations, if any, become request types of
-    ``pipeline_zcml``'s (``zope.pipeline.publications``).
+    ``pipeline_zcml``'s (``zope.pipeline.publications``).  ``speedups``
+    as for ``make_app``.
     """
+    _speedups.apply(speedups)
     if registry is None:
         registry = load_zcml(pipeline_zcml)
         publications.apply(registry, publications.from_global_registry())
@@ -207,9 +213,9 @@ def principals_file(here, options, where):
     return path
 
 
-def demo_option(options, where, name='demo'):
-    """The boolean publisher option ``name`` (default false)."""
-    text = options.get(name, 'false').strip().lower()
+def demo_option(options, where, name='demo', default='false'):
+    """The boolean publisher option ``name``."""
+    text = options.get(name, default).strip().lower()
     if text not in BOOLEANS:
         raise ConfigurationError(
             "%s = %r in %s: expected one of: true, false, yes, no, on, "
@@ -258,7 +264,8 @@ def app_factory(global_conf, **local_conf):
     beyond loopback, ``development = true`` on loopback
     (zope.pipeline.credentials); ``debugger = true`` (development only)
     werkzeug's interactive debugger; ``template_cache`` keeps
-    compiled templates (``template_cache_directory``); every other key is
+    compiled templates (``template_cache_directory``); ``speedups =
+    false`` leaves zope.pipeline._speedups out; every other key is
     a stage setting, ``<stage>.<key> = value``.
     """
     from zope.pipeline.credentials import checked_passwords_path
@@ -275,4 +282,6 @@ def app_factory(global_conf, **local_conf):
                     template_cache_directory(here, options, where_settings),
                     demo_option(options, where_settings, 'development'),
                     demo_option(options, where_settings, 'debugger'),
-                    checked_passwords_path(ini, principals) if ini else None)
+                    checked_passwords_path(ini, principals) if ini else None,
+                    demo_option(options, where_settings, 'speedups',
+                                default='true'))

@@ -25,6 +25,10 @@ PUBLISHER_OPTIONS = {
                       'processes started later; "memory": none.  Default: '
                       'templates-<uid> in $ZOPE_PIPELINE_RUN_DIR when it '
                       'is set (under mod_wsgi), else memory.',
+    'speedups': 'false: leave zope.pipeline._speedups out and run the '
+                'stock code of the packages they stand in for (so does '
+                'ZOPE_PIPELINE_SPEEDUPS=0 in the environment, which wins).  '
+                'Default: true.',
 }
 
 
