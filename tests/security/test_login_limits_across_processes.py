@@ -11,6 +11,7 @@ its own publisher's stage, as mod_wsgi's daemons have.
 
 import base64
 import multiprocessing
+import sqlite3
 
 import pytest
 from zope.component import provideAdapter
@@ -104,3 +105,35 @@ def test_a_client_limit_holds_across_processes(run_dir):
         assert guess(stage, 'user%d' % number, 'guess',
                      '203.0.113.9') == 200
     assert guess(new_stage(), 'someone', 'guess', '203.0.113.9') == 429
+
+
+class LockedWhileSwitchingToWal(sqlite3.Connection):
+    """A connection to a store another process is switching to WAL mode
+    at the same moment: SQLite answers the first two switches "database
+    is locked" at once, without waiting (seen with two mod_wsgi daemons
+    opening a new store together)."""
+
+    refusals = 2
+
+    def execute(self, statement, *args):
+        if (statement == 'PRAGMA journal_mode=WAL'
+                and LockedWhileSwitchingToWal.refusals):
+            LockedWhileSwitchingToWal.refusals -= 1
+            raise sqlite3.OperationalError('database is locked')
+        return super().execute(statement, *args)
+
+
+def test_login_limits_multiplied_by_daemons_that_opened_the_store_together(
+        run_dir, monkeypatch):
+    # A daemon that met the other's switch to WAL counted in its own
+    # memory for the rest of its life: its guesses were limited apart.
+    stock_connect = sqlite3.connect
+    monkeypatch.setattr(sqlite3, 'connect', lambda *args, **kw: stock_connect(
+        *args, factory=LockedWhileSwitchingToWal, **kw))
+    first, second = new_stage(), new_stage()
+    for number in range(5):
+        assert guess(second, 'admin', 'guess', '192.0.2.%d' % number) == 200
+        assert guess(first, 'admin', 'guess', '192.0.2.%d' % number) == 200
+    assert LockedWhileSwitchingToWal.refusals == 0
+    assert guess(first, 'admin', 'guess', '192.0.2.99') == 429
+    assert guess(second, 'admin', 'guess', '192.0.2.99') == 429

@@ -7,6 +7,7 @@ import sqlite3
 
 import pytest
 
+from zope.pipeline import failedlogins
 from zope.pipeline.failedlogins import STORE_FILE
 from zope.pipeline.failedlogins import SharedFailedLogins
 from zope.pipeline.stages.authenticate import IN_MEMORY
@@ -185,3 +186,27 @@ def test_the_directory_of_the_counts(monkeypatch):
     assert failures_directory('') == '/srv/run/failed-logins-%d' \
         % os.geteuid()
     assert failures_directory(IN_MEMORY) is None
+
+
+def test_the_file_is_tried_again_after_the_retry_interval(directory, clock,
+                                                          monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(failedlogins.time, 'monotonic', lambda: now[0])
+    failed = SharedFailedLogins(directory, window=60, clock=clock)
+    other = SharedFailedLogins(directory, window=60, clock=clock)
+    failed.fail('k', 3)
+    failed._connection.execute('PRAGMA query_only = ON')
+    failed.fail('k', 3)  # the write fails: counted in memory
+    assert failed._connection is None and len(rows(directory)) == 1
+    other.fail('k', 3)
+    failed.fail('k', 3)  # not tried before the interval is over
+    assert len(rows(directory)) == 2
+    assert failed.retry_after('k', 2) == 60  # two in memory
+    assert failed.retry_after('k', 3) == 0
+    now[0] += failedlogins.RETRY_INTERVAL
+    assert failed.retry_after('k', 3) == 0  # the file again: two there
+    failed.fail('k', 3)
+    assert len(rows(directory)) == 3
+    assert failed.retry_after('k', 3) == 60
+    failed.reset('k')  # both forget it
+    assert failed.retry_after('k', 1) == 0 and rows(directory) == []

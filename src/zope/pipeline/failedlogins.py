@@ -34,6 +34,9 @@ MAX_ROWS = 100000
 STORE_FILE = 'failed-logins.sqlite'
 #: Milliseconds a process waits for another's write to the shared store.
 BUSY_TIMEOUT = 2000
+#: Seconds a process counts in memory only after the shared store failed,
+#: before it tries the file again.
+RETRY_INTERVAL = 10
 
 
 class FailedLogins:
@@ -112,8 +115,11 @@ class SharedFailedLogins:
     loads the site (``serve`` run as root, before the daemons start)
     creates nothing.  Times are the wall clock (shared by the processes
     and kept across restarts); a key is never refused longer than the
-    window, should the clock go back.  When the file cannot be used, the
-    error is logged and this process counts in its memory instead.
+    window, should the clock go back.  Processes that open a new file
+    at once wait for each other (``BUSY_TIMEOUT``).  When the file cannot
+    be used, the error is logged and this process counts in its memory
+    too, and tries the file again ``RETRY_INTERVAL`` seconds later: a
+    key is refused while either count refuses it.
     """
 
     def __init__(self, directory, window, max_rows=MAX_ROWS,
@@ -125,7 +131,10 @@ class SharedFailedLogins:
         self._lock = threading.Lock()
         self._connection = None
         self._pid = None
+        #: The counts in memory, made when the file first failed.
         self._fallback = None
+        #: ``time.monotonic()`` before which the file is not tried again.
+        self._retry_at = None
 
     def retry_after(self, key, limit):
         """Seconds (at least 1) until ``key`` may try again, or 0 when it
@@ -136,12 +145,12 @@ class SharedFailedLogins:
         found = self._query(
             'SELECT time FROM failures WHERE key = ? ORDER BY time DESC '
             'LIMIT 1 OFFSET ?', (key_text(key), limit - 1))
-        if found is None:
-            return self._fallback.retry_after(key, limit)
+        in_memory = (self._fallback.retry_after(key, limit)
+                     if self._fallback is not None else 0)
         if not found:
-            return 0
+            return in_memory
         left = min(found[0][0] + self.window - self.clock(), self.window)
-        return math.ceil(left) if left > 0 else 0
+        return max(math.ceil(left) if left > 0 else 0, in_memory)
 
     def fail(self, key, limit):
         """Count a failure of ``key`` (keeping its last ``limit``), and
@@ -170,8 +179,9 @@ class SharedFailedLogins:
         text = key_text(key)
         found = self._query('SELECT 1 FROM failures WHERE key = ? LIMIT 1',
                             (text,))
-        if found is None or found and not self._write(
-                ('DELETE FROM failures WHERE key = ?', (text,))):
+        if found:
+            self._write(('DELETE FROM failures WHERE key = ?', (text,)))
+        if self._fallback is not None:
             self._fallback.reset(key)
 
     def __len__(self):
@@ -182,7 +192,7 @@ class SharedFailedLogins:
     def _query(self, statement, values):
         """The rows of a query, or None when the file cannot be used (this
         process counts in its memory then)."""
-        if self._fallback is None:
+        if self._file_usable():
             try:
                 with self._lock:
                     return self._connect().execute(statement,
@@ -194,7 +204,7 @@ class SharedFailedLogins:
     def _write(self, *statements):
         """Run ``statements`` (statement, values) in one transaction;
         False when the file cannot be used."""
-        if self._fallback is None:
+        if self._file_usable():
             try:
                 with self._lock:
                     connection = self._connect()
@@ -215,10 +225,7 @@ class SharedFailedLogins:
             os.path.join(directory, STORE_FILE), timeout=BUSY_TIMEOUT / 1000,
             isolation_level=None, check_same_thread=False)
         try:
-            connection.execute('PRAGMA journal_mode=WAL')
-            connection.execute('PRAGMA synchronous=NORMAL')
-            for statement in SCHEMA:
-                connection.execute(statement)
+            set_up(connection)
         except sqlite3.Error:
             connection.close()
             raise
@@ -226,12 +233,49 @@ class SharedFailedLogins:
         self._connection, self._pid = connection, os.getpid()
         return connection
 
+    def _file_usable(self):
+        """False while this process waits to try the file again."""
+        retry_at = self._retry_at
+        return retry_at is None or time.monotonic() >= retry_at
+
     def _fall_back(self, error):
+        """Count in memory (too) for ``RETRY_INTERVAL`` seconds; log the
+        first failure after the file was last usable."""
         with self._lock:
-            if self._fallback is not None:
-                return
-            logger.error('Failed logins are counted in this process only: '
-                         'the shared store in %s cannot be used (%s).  '
-                         'Check that directory (authenticate.state_dir).',
-                         self.directory, error)
-            self._fallback = FailedLogins(self.window)
+            if self._retry_at is not None and not self._file_usable():
+                return  # another thread saw it too
+            if self._retry_at is None:
+                logger.error(
+                    'Failed logins are counted in this process only: the '
+                    'shared store in %s cannot be used (%s); tried again '
+                    'every %d seconds.  Check that directory '
+                    '(authenticate.state_dir).', self.directory, error,
+                    RETRY_INTERVAL)
+            if self._fallback is None:
+                self._fallback = FailedLogins(self.window)
+            self._retry_at = time.monotonic() + RETRY_INTERVAL
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+
+def set_up(connection):
+    """Put a store's file in WAL mode and make its table.  Processes
+    that open a new file at once take turns for up to ``BUSY_TIMEOUT``:
+    SQLite answers a change of journal mode that another connection holds
+    up with "database is locked" at once, without its busy handler."""
+    deadline = time.monotonic() + BUSY_TIMEOUT / 1000
+    while True:
+        try:
+            if connection.execute('PRAGMA journal_mode').fetchone()[0] \
+                    != 'wal':
+                connection.execute('PRAGMA journal_mode=WAL')
+            break
+        except sqlite3.OperationalError as error:
+            if ('locked' not in str(error)
+                    or time.monotonic() >= deadline):
+                raise
+            time.sleep(0.01)
+    connection.execute('PRAGMA synchronous=NORMAL')
+    for statement in SCHEMA:
+        connection.execute(statement)
