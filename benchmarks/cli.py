@@ -57,7 +57,10 @@ def add_arguments(parser):
                              'mod_wsgi 2x1, interleaved (with --peers: both)')
     parser.add_argument('--peer-apps', type=comma_list(),
                         help='apps of the peers (or servers) comparison, '
-                             'of: %s' % ', '.join(peers.BY_NAME))
+                             'of: %s; NAME@CHECKOUT serves NAME from the '
+                             'code of another checkout of zope.pipeline '
+                             '(two versions side by side in one run)'
+                             % ', '.join(peers.BY_NAME))
     parser.add_argument('--site', choices=('auto', 'sample', 'minimal'),
                         default='auto',
                         help='the sample site if installed (auto), or the '
@@ -154,10 +157,19 @@ def peer_changes(args):
                              '--configs mod_wsgi:2x1')
         changes['peer_config'] = args.configs[0]
     if args.peer_apps is not None:
-        unknown = set(args.peer_apps) - set(peers.BY_NAME)
-        if unknown or not args.peer_apps:
+        if not args.peer_apps:
             raise SystemExit('--peer-apps takes one or more of: %s'
                              % ', '.join(peers.BY_NAME))
+        for name in args.peer_apps:
+            try:
+                peers.resolve(name)
+            except KeyError:
+                raise SystemExit('--peer-apps takes one or more of: %s '
+                                 '(each may be NAME@CHECKOUT)'
+                                 % ', '.join(peers.BY_NAME)) from None
+            except ValueError as error:
+                raise SystemExit('--peer-apps %s: %s' % (name, error)) \
+                    from None
         changes['paste_apps' if args.paste and not args.peers
                 else 'peer_apps'] = tuple(args.peer_apps)
     return changes

@@ -57,10 +57,12 @@ def populate(peer, zodb_config, workdir):
     """The peer's first start, alone: its content is in the database
     before the server's processes start together."""
     command = [sys.executable, '-m', 'benchmarks.peers', 'populate',
-               peer.name, zodb_config, workdir]
-    env = dict(os.environ, PYTHONPATH=PROJECT_ROOT)
+               peer.base_name, zodb_config, workdir]
+    root = peer.checkout or PROJECT_ROOT
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [root] + ([os.path.join(root, 'src')] if peer.checkout else [])))
     completed = subprocess.run(command, capture_output=True, text=True,
-                               cwd=PROJECT_ROOT, env=env)
+                               cwd=root, env=env)
     if completed.returncode:
         raise RuntimeError('Populating the %s peer failed:\n%s' % (
             peer.name, completed.stderr[-3000:]))
@@ -94,7 +96,7 @@ class PeersComparison:
         #: storage_for(storage name, key) -> a storage object.
         self.storage_for = storage_for
         self.log = log
-        self.apps = [peers.BY_NAME[name]
+        self.apps = [peers.resolve(name)
                      for name in (apps or plan.peer_apps)]
         self.configs = list(configs or [plan.peer_config])
         #: (app, config) in the order of the first round.
@@ -140,7 +142,8 @@ class PeersComparison:
         workdir = self.workspace.directory(label + '-work')
         populate(app, zodb_config, workdir)
         return lambda count_dir, log_dir: peer_script(
-            app.name, zodb_config, workdir, count_dir, log_dir)
+            app.base_name, zodb_config, workdir, count_dir, log_dir,
+            app.checkout)
 
     def measure_storage(self, storage_name, data):
         with contextlib.ExitStack() as stack:

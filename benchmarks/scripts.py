@@ -40,6 +40,12 @@ application = serverside.CountingMiddleware(
     BY_NAME[%(peer)r].make_app(%(zodb_config)r, %(workdir)r), %(count_dir)r)
 '''
 
+# The code of another checkout (``peers.resolve``), ahead of the installed
+# zope.pipeline.
+_CHECKOUT = '''\
+sys.path.insert(0, %(src)r)
+'''
+
 _CEILING_BODY = '''\
 application = serverside.CountingMiddleware(
     serverside.PlainPage(body=%(body)r), %(count_dir)r)
@@ -61,14 +67,17 @@ def ceiling_script(size, count_dir, log_dir):
     return (_HEADER + _CEILING) % values
 
 
-def peer_script(peer, zodb_config, workdir, count_dir, log_dir):
+def peer_script(peer, zodb_config, workdir, count_dir, log_dir,
+                checkout=None):
     """A WSGI script serving a peer (``benchmarks.peers``) on the database
-    of ``zodb_config``, counted."""
+    of ``zodb_config``, counted; from the code of ``checkout`` when given
+    (its ``benchmarks`` and ``src``)."""
     values = {'what': 'the %s peer on %s' % (peer, zodb_config),
-              'root': PROJECT_ROOT, 'log_dir': log_dir, 'peer': peer,
-              'zodb_config': zodb_config, 'workdir': workdir,
-              'count_dir': count_dir}
-    return (_HEADER + _PEER) % values
+              'root': checkout or PROJECT_ROOT, 'log_dir': log_dir,
+              'peer': peer, 'zodb_config': zodb_config, 'workdir': workdir,
+              'count_dir': count_dir,
+              'src': os.path.join(checkout or PROJECT_ROOT, 'src')}
+    return (_HEADER + (_CHECKOUT if checkout else '') + _PEER) % values
 
 
 def ceiling_body_script(body, count_dir, log_dir):

@@ -33,6 +33,15 @@ class Peer:
     distribution: str = None
     #: The module's function making the app.
     function: str = 'make_app'
+    #: Another checkout of zope.pipeline whose code (``src``) and
+    #: ``benchmarks`` serve this app (``NAME@CHECKOUT``), or None: this
+    #: one's.
+    checkout: str = None
+
+    @property
+    def base_name(self):
+        """The name of the peer, without ``@CHECKOUT``."""
+        return self.name.partition('@')[0]
 
     def describe(self):
         version = distribution_version(self.distribution)
@@ -83,6 +92,26 @@ PIPELINE_CACHED = Peer(
 PEERS = (CEILING, PYRAMID, PYRAMID_ACL, ZOPE, CLASSIC, PIPELINE,
          PIPELINE_CHECKED, PIPELINE_CACHED)
 BY_NAME = {peer.name: peer for peer in PEERS}
+
+
+def resolve(name):
+    """The peer ``name``: one of ``BY_NAME``, or ``NAME@CHECKOUT``, the
+    peer ``NAME`` served from the code of another checkout of zope.pipeline
+    (the directory holding its ``src`` and ``benchmarks``), to compare two
+    versions side by side in one run.  KeyError for an unknown name,
+    ValueError for a directory that is no checkout."""
+    base, at, checkout = name.partition('@')
+    peer = BY_NAME[base]
+    if not at:
+        return peer
+    checkout = os.path.abspath(checkout)
+    if not os.path.isdir(os.path.join(checkout, 'src', 'zope', 'pipeline')) \
+            or not os.path.isdir(os.path.join(checkout, 'benchmarks')):
+        raise ValueError('%s is not a checkout of zope.pipeline (no '
+                         'src/zope/pipeline and benchmarks in it)' % checkout)
+    return dataclasses.replace(
+        peer, name='%s@%s' % (base, checkout), checkout=checkout,
+        label='%s, the code of %s' % (peer.label, checkout))
 
 #: Modules the peers (and paste.httpserver) import that the runtime does
 #: not install (the ``bench`` extra does).

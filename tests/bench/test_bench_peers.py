@@ -241,6 +241,34 @@ def test_the_peer_script_makes_the_peer_and_counts_it():
     assert "'/w/counts')" in text
 
 
+def test_a_peer_of_another_checkout_is_served_from_its_code(tmp_path):
+    checkout = tmp_path / 'old'
+    (checkout / 'src' / 'zope' / 'pipeline').mkdir(parents=True)
+    (checkout / 'benchmarks').mkdir()
+    peer = peers.resolve('pipeline@%s' % checkout)
+    assert (peer.base_name, peer.checkout) == ('pipeline', str(checkout))
+    assert peer.describe().endswith('the code of %s' % checkout)
+    assert peers.resolve('pipeline') is peers.PIPELINE
+    text = peer_script(peer.base_name, '/w/zodb.conf', '/w/work',
+                       '/w/counts', '/w/logs', peer.checkout)
+    compile(text, 'app.wsgi', 'exec')
+    lines = text.splitlines()
+    assert lines.index('sys.path.insert(0, %r)' % str(checkout)) < \
+        lines.index('sys.path.insert(0, %r)' % str(checkout / 'src')) < \
+        lines.index('from benchmarks.peers import BY_NAME')
+    plan = cli.make_plan(parsed('--peers', '--peer-apps',
+                                'pipeline,pipeline@%s' % checkout))
+    assert plan.peer_apps == ('pipeline', 'pipeline@%s' % checkout)
+
+
+def test_a_peer_of_a_directory_that_is_no_checkout_is_refused(tmp_path):
+    with pytest.raises(SystemExit, match='is not a checkout'):
+        cli.make_plan(parsed('--peers', '--peer-apps',
+                             'pipeline@%s' % tmp_path))
+    with pytest.raises(SystemExit, match='NAME@CHECKOUT'):
+        cli.make_plan(parsed('--peers', '--peer-apps', 'django@/tmp'))
+
+
 def test_the_ceiling_script_serves_the_bytes_it_is_given():
     text = ceiling_body_script(b'<p>page</p>', '/w/counts', '/w/logs')
     compile(text, 'app.wsgi', 'exec')
