@@ -109,8 +109,10 @@ def resolve(name):
             or not os.path.isdir(os.path.join(checkout, 'benchmarks')):
         raise ValueError('%s is not a checkout of zope.pipeline (no '
                          'src/zope/pipeline and benchmarks in it)' % checkout)
+    # The name names files: the checkout's directory name, not its path.
     return dataclasses.replace(
-        peer, name='%s@%s' % (base, checkout), checkout=checkout,
+        peer, name='%s@%s' % (base, os.path.basename(checkout)),
+        checkout=checkout,
         label='%s, the code of %s' % (peer.label, checkout))
 
 #: Modules the peers (and paste.httpserver) import that the runtime does

@@ -246,16 +246,19 @@ def test_a_peer_of_another_checkout_is_served_from_its_code(tmp_path):
     (checkout / 'src' / 'zope' / 'pipeline').mkdir(parents=True)
     (checkout / 'benchmarks').mkdir()
     peer = peers.resolve('pipeline@%s' % checkout)
-    assert (peer.base_name, peer.checkout) == ('pipeline', str(checkout))
+    assert (peer.name, peer.base_name, peer.checkout) == (
+        'pipeline@old', 'pipeline', str(checkout))
     assert peer.describe().endswith('the code of %s' % checkout)
     assert peers.resolve('pipeline') is peers.PIPELINE
     text = peer_script(peer.base_name, '/w/zodb.conf', '/w/work',
                        '/w/counts', '/w/logs', peer.checkout)
     compile(text, 'app.wsgi', 'exec')
     lines = text.splitlines()
-    assert lines.index('sys.path.insert(0, %r)' % str(checkout)) < \
+    # the checkout's code comes before anything is imported
+    assert lines.index('import sys') + 1 == \
         lines.index('sys.path.insert(0, %r)' % str(checkout / 'src')) < \
-        lines.index('from benchmarks.peers import BY_NAME')
+        lines.index('sys.path.insert(0, %r)' % str(checkout)) < \
+        lines.index('from benchmarks import serverside')
     plan = cli.make_plan(parsed('--peers', '--peer-apps',
                                 'pipeline,pipeline@%s' % checkout))
     assert plan.peer_apps == ('pipeline', 'pipeline@%s' % checkout)
