@@ -24,8 +24,8 @@ import os
 import threading
 import time
 
+from zope.pipeline import readiness
 from zope.pipeline.environ import SITE_ROOT
-from zope.pipeline.readiness import mark_loaded
 from zope.pipeline.wsgi import NOSNIFF
 from zope.pipeline.wsgi import html_response
 
@@ -145,8 +145,18 @@ def load_site(ini, name='main', listen=None):
         application = _sites.get(key)
         if application is None:
             application = _sites[key] = _load(ini, name, listen)
-            mark_loaded(application)
+            readiness.mark_loaded(state_of(application))
         return application
+
+
+def state_of(application):
+    """The readiness state (``zope.pipeline.readiness``) of what
+    ``load_site`` returns."""
+    if isinstance(application, Unavailable):
+        return readiness.UNAVAILABLE
+    if isinstance(application, OpeningDatabases):
+        return readiness.DATABASE_CLOSED
+    return readiness.SERVING
 
 
 def _load(ini, name, listen):
