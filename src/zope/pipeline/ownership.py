@@ -1,8 +1,9 @@
 """Running ``zope-pipeline serve`` as root: the user Apache's children
-(and waitress, once it has bound its socket) run as, the storage
-directories given to that user (never through a symbolic link; what root
-keeps: zope.pipeline.layout), and a clear refusal when that user cannot
-read what the daemon processes need.
+(and waitress, once it has bound its socket) run as, the secret files
+shared with that user's group, and a clear refusal when that user cannot
+read what the daemon processes need.  The storage directories given to
+that user (never through a symbolic link) and what root keeps are
+zope.pipeline.layout's.
 """
 
 import grp
@@ -31,15 +32,6 @@ def run_as(user=None, group=None):
     if group is None:
         group = grp.getgrgid(entry.pw_gid).gr_name
     return user, group
-
-
-def give_directory(directory, user, group):
-    """Create ``directory`` if needed; make it (and what it holds) the
-    user's and private to it (``layout.make_private_tree``), so the daemon
-    processes can write the storage.  Never through a symbolic link."""
-    from zope.pipeline.layout import daemon_of
-    from zope.pipeline.layout import make_private_tree
-    make_private_tree(directory, daemon_of(user, group))
 
 
 def secret_files(publisher):
