@@ -27,6 +27,7 @@ from xml.etree import ElementTree
 from xml.sax.saxutils import quoteattr
 
 from zope.pipeline.commands import add_ini_arguments
+from zope.pipeline.commands import read_secret
 
 NAME = 'adduser'
 HELP = "create a site administrator in the ini's principals file"
@@ -73,7 +74,6 @@ def add_arguments(parser):
 
 
 def run(args):
-    from zope.pipeline.commands.init_db import read_secret
     from zope.pipeline.passwords import NEW_PASSWORD_MANAGER
     from zope.pipeline.passwords import hash_password
     ini = os.path.abspath(args.ini)

@@ -26,13 +26,13 @@ the password when a new one is given.  --drop removes the database
 and the user instead.
 """
 
-import getpass
 import os
 import re
 import secrets
-import sys
 
 from zope.pipeline.commands import add_ini_arguments
+from zope.pipeline.commands import read_secret
+from zope.pipeline.commands.adduser import principals_path
 
 NAME = 'init-db'
 HELP = 'create the MySQL database and user named by an ini\'s storage'
@@ -112,7 +112,6 @@ def run(args):
 
 def remind_administrator(ini, name):
     """Say how to create the administrator when the site has none yet."""
-    from zope.pipeline.commands.adduser import principals_path
     try:
         path = principals_path(ini, name)
     except SystemExit:
@@ -123,31 +122,6 @@ def remind_administrator(ini, name):
 
 
 # -- secrets
-
-
-def read_secret(path, variable, prompt=None, confirm=True):
-    """A secret from the first line of ``path``, else the environment
-    variable, else a prompt (when ``prompt`` is given and there is a
-    terminal); None when there is none."""
-    if path:
-        try:
-            with open(path) as stream:
-                return stream.readline().rstrip('\r\n')
-        except OSError as error:
-            raise SystemExit('Cannot read the password file %s: %s'
-                             % (path, error.strerror)) from None
-    if os.environ.get(variable):
-        return os.environ[variable]
-    if prompt is None:
-        return None
-    if not sys.stdin.isatty():
-        raise SystemExit('No password: give it in a file (see --help), in '
-                         '$%s, or run this on a terminal to be asked.'
-                         % variable)
-    first = getpass.getpass(prompt)
-    if confirm and getpass.getpass('Again: ') != first:
-        raise SystemExit('The two passwords differ.')
-    return first
 
 
 def database_password(args, target):
