@@ -53,6 +53,8 @@ class MySQLAdapterWithTimeouts(MySQLAdapterFactory):
     timeouts_enabled = True
 
     def create(self, options):
+        # late: the MySQL adapter (and mysqlclient, the optional mysql
+        # extra) load only when a MySQL storage opens
         from relstorage.adapters.mysql import MySQLAdapter
         params = self.connect_params()
         if self.timeouts_enabled:

@@ -12,6 +12,10 @@ import pwd
 import stat
 import sys
 
+import zope.pipeline
+from zope.pipeline.credentials import mysql_section_of
+from zope.pipeline.privatefiles import UnsafePathError
+from zope.pipeline.privatefiles import write_secret
 from zope.pipeline.startup import database_configs
 
 #: The user Apache's children run as when the server is started by root.
@@ -38,7 +42,6 @@ def secret_files(publisher):
     """Files with secrets the daemon processes read: the principals file
     (and the record of its checked passwords), the metrics endpoint's
     token file and the MySQL option files of the databases."""
-    from zope.pipeline.credentials import mysql_section_of
     paths = [publisher.principals_zcml] if getattr(
         publisher, 'principals_zcml', None) else []
     record = getattr(getattr(publisher, 'checked_passwords', None), 'path',
@@ -59,7 +62,6 @@ def secret_files(publisher):
 def readable_paths(ini, publisher):
     """What the daemon processes read: the ini, the ZConfig files, the
     Python environment and the code of zope.pipeline."""
-    import zope.pipeline
     paths = [ini, sys.prefix, os.path.dirname(zope.pipeline.__file__)]
     paths.extend(path for path, section in database_configs(publisher)
                  if path)
@@ -134,8 +136,6 @@ def write_shared_secret(path, text, group=None):
     0640 (``secret_group``); otherwise the user's, mode 0600 (0640 with
     its ``group``).  Never through a symbolic link
     (``privatefiles.write_secret``)."""
-    from zope.pipeline.privatefiles import UnsafePathError
-    from zope.pipeline.privatefiles import write_secret
     try:
         existing = os.lstat(path)
     except FileNotFoundError:

@@ -1,10 +1,18 @@
 """Subcommands of ``zope-pipeline`` (see zope.pipeline.cli), and what
 several of them share: their ini arguments, loading the site, reading a
-secret."""
+secret.
+
+``zope-pipeline --help`` imports every command module
+(``cli.build_parser``), so a command imports what only running it needs
+(the engine, the ZODB, paste.deploy, bcrypt) inside the function that
+uses it, marked ``# late: --help``; everything else at the top.
+"""
 
 import getpass
 import os
 import sys
+
+from zope.pipeline.layout import become_database_user
 
 
 def add_ini_arguments(parser, example='etc/deploy.ini'):
@@ -31,11 +39,10 @@ def load_site_application(ini, name='main', opens_database=True, reads=()):
     become_database_user``; ``reads``: more files it reads): a command
     that loads the site some other way calls
     ``become_database_user`` itself, before it loads the site."""
-    from paste.deploy import loadapp
+    from paste.deploy import loadapp  # late: --help
 
-    from zope.pipeline import app as app_module
+    from zope.pipeline import app as app_module  # late: --help
     if opens_database:
-        from zope.pipeline.layout import become_database_user
         become_database_user(os.path.abspath(ini), name, reads)
     before = len(app_module.built)
     application = loadapp('config:' + os.path.abspath(ini), name=name)
