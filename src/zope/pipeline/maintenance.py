@@ -29,6 +29,12 @@ from zope.pipeline import compat
 from zope.pipeline.mysqltimeouts import without_timeouts
 from zope.pipeline.storage import load_database_config
 
+__all__ = (
+    'opened_storages',
+    'pack',
+    'check',
+)
+
 #: Seconds in a day (``--days``).
 DAY = 86400
 #: Problems of each kind a check lists (it counts them all).

@@ -30,6 +30,11 @@ import logging
 from relstorage.config import MySQLAdapterFactory
 from ZConfig import ConfigurationError
 
+__all__ = (
+    'MySQLAdapterWithTimeouts',
+    'without_timeouts',
+)
+
 logger = logging.getLogger(__name__)
 
 #: The keys this section adds to RelStorage's ``<mysql>``.
