@@ -133,3 +133,68 @@ def test_a_circle_is_found_and_named(tmp_path):
     assert [describe(circle, graph) for circle in circles(graph)] == [
         'package.first (line 1) -> package.second (line 5) -> '
         'package.first']
+
+
+#: Modules whose imports are at the top unless a ``# late: <reason>``
+#: comment at the import (or above its group of imports) says why.
+TIDY = ('commands', 'metrics', 'app', 'credentials', 'errors',
+        'failedlogins', 'maintenance', 'mysqltimeouts', 'ownership',
+        'passwords', 'privatefiles', 'readiness', 'rolling', 'startup',
+        'storage', 'cli', 'settings', 'debugpage', 'logtext', 'bodies',
+        'cookies', 'origins', 'paths', 'addresses', 'wsgi')
+
+
+def late_imports_without_a_reason(path):
+    """(line, statement) of each import inside a function of ``path``
+    with no ``# late:`` comment on it or above its group of imports."""
+    with open(path) as source:
+        text = source.read()
+    lines = text.splitlines()
+    found = []
+    for node in ast.walk(ast.parse(text, path)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for statement in ast.walk(node):
+            if not isinstance(statement, (ast.Import, ast.ImportFrom)):
+                continue
+            index = statement.lineno - 1
+            while index >= 0:
+                line = lines[index].strip()
+                if '# late:' in line:
+                    break
+                if line and not line.startswith(('import ', 'from ', '#')):
+                    found.append((statement.lineno,
+                                  lines[statement.lineno - 1].strip()))
+                    break
+                index -= 1
+    return found
+
+
+def test_a_late_import_says_why():
+    modules = our_modules()
+    found = []
+    for name, path in sorted(modules.items()):
+        short = name[len('zope.pipeline.'):]
+        if short.split('.')[0] in TIDY:
+            found.extend('%s:%d: %s' % (name, line, statement) for
+                         line, statement in late_imports_without_a_reason(
+                             path))
+    assert found == [], 'Imports inside functions without "# late:":\n' + \
+        '\n'.join(found)
+
+
+def test_a_late_import_without_a_reason_is_found(tmp_path):
+    module = tmp_path / 'module.py'
+    module.write_text(
+        'def first():\n'
+        '    # late: optional\n'
+        '    import json\n'
+        '    import csv\n'
+        '    return json, csv\n\n\n'
+        'def second():\n'
+        '    value = 1\n'
+        '    import json\n'
+        '    import csv  # late: optional\n'
+        '    return json, csv, value\n')
+    assert late_imports_without_a_reason(str(module)) == [
+        (10, 'import json')]
