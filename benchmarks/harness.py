@@ -35,6 +35,7 @@ from benchmarks.scripts import write_principals
 from benchmarks.servers import ServerConfig
 from benchmarks.servers import fetch
 from benchmarks.servers import serving
+from benchmarks.stats import measurement_dict
 from benchmarks.storages import make_storage
 from benchmarks.workspace import Workspace
 
@@ -133,45 +134,6 @@ FULL = Plan(
     inprocess_iterations=200, inprocess_batches=15, startup_repeats=5,
     write_config=ServerConfig('mod_wsgi', 2, 2), write_requests=1000,
     write_repeats=3)
-
-
-# -- serialising
-
-
-def summary_dict(summary):
-    data = dataclasses.asdict(summary)
-    data['verified'] = summary.verified
-    return data
-
-
-def run_dict(run):
-    result = run.result
-    return {
-        'command': run.command,
-        'valid': run.verification.valid,
-        'problems': run.verification.problems,
-        'served': dataclasses.asdict(run.served),
-        'requests_per_second': result and result.requests_per_second,
-        'mean_ms': result and result.mean_ms,
-        'p50_ms': result and result.p50,
-        'p99_ms': result and result.p99,
-        'complete': result and result.complete,
-        'failed': result and result.failed,
-        'non_2xx': result and result.non_2xx,
-        'percentiles': result and {str(key): value for key, value
-                                   in sorted(result.percentiles.items())},
-    }
-
-
-def measurement_dict(config, storage, load, runs, summary):
-    return {
-        'server': config.server, 'processes': config.processes,
-        'threads': config.threads, 'config': config.label,
-        'storage': storage, 'requests': load.requests,
-        'concurrency': load.concurrency, 'keep_alive': load.keep_alive,
-        'load': load.label, 'summary': summary_dict(summary),
-        'runs': [run_dict(run) for run in runs],
-    }
 
 
 # -- the run

@@ -27,6 +27,7 @@ from benchmarks.scripts import ceiling_body_script
 from benchmarks.scripts import peer_script
 from benchmarks.servers import fetch
 from benchmarks.servers import serving
+from benchmarks.stats import measurement_dict
 from benchmarks.stats import summarize
 
 #: ab -n for each -c when the plan does not say: the issue's 2000 at -c 8
@@ -188,7 +189,6 @@ class PeersComparison:
         return runs
 
     def measurement(self, app_name, config, storage_name, load, runs):
-        from benchmarks.harness import measurement_dict
         data = measurement_dict(config, storage_name, load, runs,
                                 summarize(runs))
         data['app'] = app_name

@@ -1,4 +1,5 @@
-"""Verifying runs against the server's own count, and summarising repeats.
+"""Verifying runs against the server's own count, summarising repeats,
+and the JSON-ready form of a measurement (``measurement_dict``).
 
 A run is valid when ab completed every request it was asked for, saw no
 failure and no non-2xx response, and the servers counted exactly as many
@@ -140,3 +141,42 @@ def summarize(runs):
         failed=sum(r.failed for r in results),
         non_2xx=sum(r.non_2xx for r in results),
         problems=problems)
+
+
+# -- serialising
+
+
+def summary_dict(summary):
+    data = dataclasses.asdict(summary)
+    data['verified'] = summary.verified
+    return data
+
+
+def run_dict(run):
+    result = run.result
+    return {
+        'command': run.command,
+        'valid': run.verification.valid,
+        'problems': run.verification.problems,
+        'served': dataclasses.asdict(run.served),
+        'requests_per_second': result and result.requests_per_second,
+        'mean_ms': result and result.mean_ms,
+        'p50_ms': result and result.p50,
+        'p99_ms': result and result.p99,
+        'complete': result and result.complete,
+        'failed': result and result.failed,
+        'non_2xx': result and result.non_2xx,
+        'percentiles': result and {str(key): value for key, value
+                                   in sorted(result.percentiles.items())},
+    }
+
+
+def measurement_dict(config, storage, load, runs, summary):
+    return {
+        'server': config.server, 'processes': config.processes,
+        'threads': config.threads, 'config': config.label,
+        'storage': storage, 'requests': load.requests,
+        'concurrency': load.concurrency, 'keep_alive': load.keep_alive,
+        'load': load.label, 'summary': summary_dict(summary),
+        'runs': [run_dict(run) for run in runs],
+    }

@@ -19,6 +19,7 @@ import textwrap
 
 import pytest
 
+from zope.pipeline import layout
 from zope.pipeline import ownership
 
 from tests.conftest import ROOT
@@ -143,8 +144,9 @@ def converted():
             # run by root lays them out; commands run by root then open
             # the database as that user.
             for name in ('data', 'blobs', 'blob-cache', 'relstorage-cache'):
-                ownership.give_directory(os.path.join(var, name),
-                                         *ownership.run_as())
+                layout.make_private_tree(
+                    os.path.join(var, name),
+                    layout.daemon_of(*ownership.run_as()))
         project.script('etc/deploy.ini', ADD_CONTENT % {
             'package': package, 'blob': BLOB})
         project.sqlite_pages = project.pages('etc/deploy.ini')

@@ -11,7 +11,7 @@ import types
 import pytest
 from zope.configuration.exceptions import ConfigurationError
 
-from zope.pipeline import ownership
+from zope.pipeline import layout
 from zope.pipeline import storage
 
 ZCONFIG = '''\
@@ -127,7 +127,7 @@ def test_serve_as_root_does_not_chown_through_a_symlinked_cache(tmp_path):
     var.mkdir()
     os.symlink(str(victim), str(var / 'relstorage-cache'))
     with pytest.raises(SystemExit, match='symbolic link'):
-        ownership.give_directory(str(var / 'relstorage-cache'), 'nobody',
-                             'nogroup')
+        layout.make_private_tree(str(var / 'relstorage-cache'),
+                                 layout.daemon_of('nobody', 'nogroup'))
     assert os.stat(victim).st_uid == 0
     assert os.stat(victim / 'shadow-like').st_uid == 0

@@ -139,6 +139,7 @@ def test_json_lists_the_contract_of_every_standard_stage(clean_zope,
                                                        capsys):
     data = json.loads(show(capsys, os.path.join(ROOT, 'etc', 'deploy.ini'),
                            '--format', 'json'))
+    assert {'browser', 'xmlrpc', 'http'} <= set(data['request_types'])
     for request_type in data['request_types'].values():
         stages = {stage['name']: stage for stage in request_type['stages']}
         assert all(stage['contract_declared'] for stage in stages.values())

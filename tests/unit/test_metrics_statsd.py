@@ -9,6 +9,7 @@ import pytest
 from zope.pipeline.metrics.collector import Collector
 from zope.pipeline.metrics.statsd import MAX_DATAGRAM
 from zope.pipeline.metrics.statsd import StatsdExporter
+from zope.pipeline.metrics.statsd import connect
 from zope.pipeline.metrics.statsd import metric_name
 from zope.pipeline.metrics.statsd import parse_address
 from zope.pipeline.stages.metrics import MetricsStage
@@ -88,11 +89,31 @@ def test_the_prefix_is_a_setting_and_unknown_steps_send_no_gauge(
     exporter.close()
 
 
+class RecordingSocket:
+    """Takes every datagram offered, keeping it."""
+
+    def __init__(self):
+        self.offered = []
+
+    def sendto(self, data, target):
+        self.offered.append(data)
+
+    def close(self):
+        pass
+
+
 def test_a_flush_with_nothing_to_report_sends_nothing():
     collector = Collector(step=10, clock=FakeClock(1000))
     exporter = StatsdExporter('127.0.0.1:9')
     assert exporter.stats(collector.advance(1001), collector) == []
+    exporter.client = connect('127.0.0.1', 9, None)
+    exporter.client._sock.close()
+    recording = exporter.client._sock = RecordingSocket()
     exporter.export(collector.advance(1002), collector)
+    assert recording.offered == []
+    finished(collector, 1003, 1004, 'A')
+    exporter.export(collector.advance(1015), collector)
+    assert recording.offered  # the same socket takes what there is
     exporter.close()
 
 

@@ -126,6 +126,7 @@ def test_where_falls_back_to_the_first_line_of_the_text_or_unknown():
 
 def test_zcml_ties_go_by_registration_order_and_constraints_win(build):
     publisher = build('ordering.zcml')
+    assert publisher.request_types
     for _registration, spec in publisher.request_types.values():
         assert publisher.chain_for(spec).names() == [
             'second', 'third', 'first', 'fourth', 'respond']

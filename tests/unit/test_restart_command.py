@@ -50,8 +50,8 @@ class FakeApache:
             return
         successor = self.start(name)
         if self.mark:
-            readiness.mark_loaded(self.application(), self.run_dir,
-                                  successor.pid)
+            readiness.mark_loaded(startup.state_of(self.application()),
+                                  self.run_dir, successor.pid)
 
     def application(self):
         if self.successor_state == readiness.UNAVAILABLE:
@@ -217,7 +217,7 @@ def test_the_default_server_root_comes_from_the_ini_port(tmp_path):
 
 def test_a_marker_holds_the_state_and_the_process_start(tmp_path):
     run_dir = str(tmp_path / 'run')
-    path = readiness.mark_loaded(object(), run_dir)
+    path = readiness.mark_loaded(readiness.SERVING, run_dir)
     assert path == readiness.marker_path(run_dir, os.getpid())
     assert oct(os.stat(os.path.dirname(path)).st_mode & 0o777) == '0o700'
     assert readiness.loaded_state(run_dir, os.getpid()) == 'serving'
@@ -227,15 +227,15 @@ def test_a_marker_holds_the_state_and_the_process_start(tmp_path):
 
 
 def test_the_states_of_what_load_site_returns():
-    assert readiness.state_of(startup.Unavailable('x')) == 'unavailable'
+    assert startup.state_of(startup.Unavailable('x')) == 'unavailable'
     opening = startup.OpeningDatabases(object(), [], str)
-    assert readiness.state_of(opening) == 'database-closed'
-    assert readiness.state_of(object()) == 'serving'
+    assert startup.state_of(opening) == 'database-closed'
+    assert startup.state_of(object()) == 'serving'
 
 
 def test_a_former_process_marker_is_not_taken_for_this_one(tmp_path):
     run_dir = str(tmp_path / 'run')
-    path = readiness.mark_loaded(object(), run_dir)
+    path = readiness.mark_loaded(readiness.SERVING, run_dir)
     with open(path, 'w') as stream:
         stream.write('serving 1\n')
     assert readiness.loaded_state(run_dir, os.getpid()) is None
@@ -244,7 +244,7 @@ def test_a_former_process_marker_is_not_taken_for_this_one(tmp_path):
 
 def test_without_a_run_directory_nothing_is_marked(monkeypatch):
     monkeypatch.delenv(RUN_DIR_VARIABLE, raising=False)
-    assert readiness.mark_loaded(object()) is None
+    assert readiness.mark_loaded(readiness.SERVING) is None
 
 
 def test_load_site_marks_the_process(tmp_path, monkeypatch, clean_zope):
@@ -264,7 +264,7 @@ def test_load_site_marks_the_process(tmp_path, monkeypatch, clean_zope):
 def test_a_marker_that_cannot_be_written_is_logged(tmp_path, caplog):
     blocked = tmp_path / 'run'
     blocked.write_text('a file, not a directory')
-    assert readiness.mark_loaded(object(), str(blocked)) is None
+    assert readiness.mark_loaded(readiness.SERVING, str(blocked)) is None
     assert 'Cannot write the readiness marker' in caplog.text
 
 

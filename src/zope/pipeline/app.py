@@ -10,6 +10,7 @@ from zope.configuration import xmlconfig
 from zope.configuration.exceptions import ConfigurationError
 
 from zope.pipeline import _speedups
+from zope.pipeline import credentials
 from zope.pipeline import publications
 from zope.pipeline import security
 from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
@@ -81,7 +82,6 @@ def load_zcml(site_zcml, principals_zcml=None, more=()):
 def configure(site_zcml, principals_zcml=None, more=()):
     """``load_zcml``: (the PipelineRegistry, the principals the ZCML
     defined, ``credentials.defined_principals``)."""
-    from zope.pipeline.credentials import defined_principals
     if not os.path.exists(site_zcml):
         raise ConfigurationError("The site ZCML file %s does not exist."
                                  % site_zcml)
@@ -98,7 +98,7 @@ def configure(site_zcml, principals_zcml=None, more=()):
         loaded_files.update(configuration_files(context, error))
         raise
     loaded_files.update(configuration_files(context))
-    principals = defined_principals(context.actions)
+    principals = credentials.defined_principals(context.actions)
     context.execute_actions()
     registry = getattr(context, 'pipeline_registry', None)
     return (registry if registry is not None else PipelineRegistry(),
@@ -110,7 +110,7 @@ def use_template_cache(directory):
     memory), for the whole process (``templates.use_cache_directory``)."""
     if directory is None and 'zope.pipeline.templates' not in sys.modules:
         return  # nothing compiled yet, nothing to forget
-    from zope.pipeline import templates
+    from zope.pipeline import templates  # late: Chameleon, once a site is made
     templates.use_cache_directory(directory)
 
 
@@ -134,7 +134,6 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
     ``speedups`` false leaves zope.pipeline._speedups out (so does
     ``ZOPE_PIPELINE_SPEEDUPS=0``, whatever ``speedups`` says).
     """
-    from zope.pipeline.credentials import CheckedPasswords
     if debugger and not development:
         raise ConfigurationError(
             'debugger = true in %s: the interactive debugger runs Python '
@@ -142,7 +141,7 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
             '(development = true), never in production.' % where_settings)
     _speedups.apply(speedups)
     use_template_cache(template_cache)
-    from zope.pipeline import templates  # Chameleon, when a site is made
+    from zope.pipeline import templates  # late: Chameleon, once a site is made
     templates.check_template_files(development)
     registry, principals = configure(site_zcml, principals_zcml,
                                      [DEBUGGER_ZCML] if debugger else ())
@@ -152,8 +151,8 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
             'The site\'s ZCML registers the debugger stage, which runs '
             'Python sent by the browser, and %s does not say development = '
             'true: it is for development only.' % where_settings)
-    publisher.checked_passwords = CheckedPasswords(principals,
-                                                   checked_passwords)
+    publisher.checked_passwords = credentials.CheckedPasswords(
+        principals, checked_passwords)
     publisher.demo = demo
     publisher.development = development
     publisher.principals_zcml = principals_zcml
@@ -268,7 +267,6 @@ def app_factory(global_conf, **local_conf):
     false`` leaves zope.pipeline._speedups out; every other key is
     a stage setting, ``<stage>.<key> = value``.
     """
-    from zope.pipeline.credentials import checked_passwords_path
     ini = global_conf.get('__file__')
     where_settings = ('the application section of %s' % ini if ini
                       else 'the application section')
@@ -277,11 +275,13 @@ def app_factory(global_conf, **local_conf):
     site_zcml = os.path.join(here, options.get('site_zcml',
                                                DEFAULT_SITE_ZCML))
     principals = principals_file(here, options, where_settings)
+    checked = credentials.checked_passwords_path(ini, principals) \
+        if ini else None
     return make_app(site_zcml, settings, where_settings, principals,
                     demo_option(options, where_settings),
                     template_cache_directory(here, options, where_settings),
                     demo_option(options, where_settings, 'development'),
                     demo_option(options, where_settings, 'debugger'),
-                    checked_passwords_path(ini, principals) if ini else None,
+                    checked,
                     demo_option(options, where_settings, 'speedups',
                                 default='true'))

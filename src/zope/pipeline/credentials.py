@@ -36,6 +36,8 @@ import json
 import logging
 import os
 
+from zope.pipeline.privatefiles import UnsafePathError
+from zope.pipeline.privatefiles import write_secret
 from zope.pipeline.wsgi import plain_response
 
 logger = logging.getLogger('zope.pipeline.credentials')
@@ -69,6 +71,7 @@ def principals_with_known_passwords(passwords=KNOWN_PASSWORDS,
     ``passwords``, or the login itself); ``checked`` (a
     ``CheckedPasswords``) answers for the entries it has recorded and
     records the others."""
+    # late: the CLI's --help imports this module (commands.adduser)
     from zope.principalregistry.principalregistry import principalRegistry
     checked = checked if checked is not None else CheckedPasswords()
     found = []
@@ -198,8 +201,6 @@ def write_checked(path, entries):
     readable by its owner only (root: and by the group of its directory,
     the daemon processes' in ``var/``); a failure is logged, not
     raised."""
-    from zope.pipeline.privatefiles import UnsafePathError
-    from zope.pipeline.privatefiles import write_secret
     kept = dict(list(entries.items())[-MAX_CHECKED_ENTRIES:])
     text = json.dumps({'checked': kept}, indent=0, sort_keys=False)
     try:
@@ -259,6 +260,7 @@ def database_passwords(mysql_section):
 def mysql_section_of(database_section):
     """The ``<mysql>`` (or ``<mysql-with-timeouts>``) section of a parsed
     ZConfig database, or None."""
+    # late: the CLI's --help imports this module (RelStorage)
     from zope.pipeline.mysqltimeouts import is_mysql_adapter
     storage = getattr(database_section.config.storage, 'config', None)
     adapter = getattr(storage, 'adapter', None)

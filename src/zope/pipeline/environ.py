@@ -8,6 +8,37 @@ the server provides (``SERVER_KEYS``, ``SERVER_PREFIXES``) count as
 written before the first stage.
 """
 
+__all__ = (
+    'REQUEST_KEY',
+    'RESPONSE_KEY',
+    'REQUEST_TYPE',
+    'RETRIES_LEFT',
+    'RETRY_AFTER',
+    'ATTEMPT',
+    'CONNECTION',
+    'TRANSACTION_MANAGER',
+    'ROOT',
+    'ROOT_NAME',
+    'TRAVERSAL_HOOKS',
+    'CONTEXT',
+    'PUBLISHED',
+    'DEFAULT_VIEW',
+    'OUTPUT_FILTERS',
+    'VIEW_NAME',
+    'HANDLE_ERRORS',
+    'DEBUGGER',
+    'DEBUGGER_BODIES',
+    'CLIENT_ADDRESS',
+    'VH_DIRECTIVES',
+    'SITE_ROOT',
+    'UNMETERED',
+    'POWERED_BY',
+    'RECORD_KEY',
+    'SERVER_KEYS',
+    'SERVER_PREFIXES',
+    'from_server',
+)
+
 #: The request object (a zope.publisher request) of the current attempt.
 REQUEST_KEY = 'zope.request'
 #: The response object belonging to ``REQUEST_KEY``.

@@ -8,6 +8,7 @@ import sqlite3
 import sys
 
 from transaction.interfaces import TransientError
+from ZODB.utils import oid_repr
 from zope.interface import implementer
 from zope.publisher.interfaces import BadRequest
 from zope.publisher.interfaces import IBadRequest
@@ -314,7 +315,6 @@ def describe_error(error):
     class_name = getattr(error, 'class_name', None)
     if oid is None and class_name is None:
         return ' '.join(('%s: %s' % (type(error).__name__, error)).split())
-    from ZODB.utils import oid_repr
     return '%s: oid %s, class %s' % (
         type(error).__name__, oid_repr(oid) if oid else '-',
         class_name or '-')

@@ -9,6 +9,23 @@ from zope.interface.interfaces import IObjectEvent
 from zope.pipeline.environ import REQUEST_KEY  # noqa: F401 E402 - re-exported
 from zope.pipeline.environ import RESPONSE_KEY  # noqa: F401 E402 - re-exported
 
+__all__ = (
+    'REQUEST_KEY',
+    'RESPONSE_KEY',
+    'IStageFactory',
+    'IBuildContext',
+    'IStageRegistration',
+    'IRequestFactory',
+    'IRequestFactoryRegistration',
+    'IPipelineRegistry',
+    'IPublisher',
+    'ITraversalHook',
+    'ITrustedView',
+    'IRootOpened',
+    'IBeforeRetry',
+    'IViewName',
+)
+
 
 class IStageFactory(Interface):
     """Makes one stage of a pipeline.

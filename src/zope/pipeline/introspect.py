@@ -5,7 +5,6 @@ import textwrap
 
 from zope.pipeline.contract import Contract
 from zope.pipeline.ordering import where
-from zope.pipeline.publisher import passes_through
 from zope.pipeline.registry import UNKNOWN_PLACE
 from zope.pipeline.securitymodels import PROXIED
 from zope.pipeline.securitymodels import TRUSTED_VIEW_INTERFACES
@@ -43,7 +42,7 @@ def describe_stage(stage, part):
         'before': list(registration.before),
         'after': list(registration.after),
         'registered_at': where(registration.info),
-        'passes_through': passes_through(stage.app),
+        'passes_through': stage.passes_through,
         **describe_contract(Contract(factory)),
     }
 

@@ -21,6 +21,13 @@ import os
 import sys
 import traceback
 
+__all__ = (
+    'client_text',
+    'traceback_text',
+    'logger_for',
+    'Formatter',
+)
+
 #: Longest client text quoted in one log line; the rest is cut.
 MAX_LENGTH = 1000
 #: Longest exception message in a logged traceback.

@@ -18,11 +18,22 @@ import importlib
 import os
 import time
 
+from paste.deploy import appconfig
 from ZODB.POSException import POSKeyError
 from ZODB.serialize import referencesf
 from ZODB.utils import get_pickle_metadata
 from ZODB.utils import oid_repr
 from ZODB.utils import z64
+
+from zope.pipeline import compat
+from zope.pipeline.mysqltimeouts import without_timeouts
+from zope.pipeline.storage import load_database_config
+
+__all__ = (
+    'opened_storages',
+    'pack',
+    'check',
+)
 
 #: Seconds in a day (``--days``).
 DAY = 86400
@@ -32,7 +43,6 @@ LISTED = 20
 
 def zodb_config_path(ini, name='main'):
     """The ZConfig file the ini's ``open_root.zodb_config`` names."""
-    from paste.deploy import appconfig
     if not os.path.exists(ini):
         raise SystemExit('The ini file %s does not exist.' % ini)
     settings = appconfig('config:' + os.path.abspath(ini), name=name)
@@ -52,9 +62,6 @@ def opened_storages(config_path, read_only=False):
     """Open every database's storage of a ZConfig file, without the
     statement timeouts of ``<mysql-with-timeouts>``; yield a list of
     (database name, storage); close them all afterwards."""
-    from zope.pipeline import compat
-    from zope.pipeline.mysqltimeouts import without_timeouts
-    from zope.pipeline.storage import load_database_config
     compat.apply()
     config = load_database_config(config_path)
     without_timeouts(config)

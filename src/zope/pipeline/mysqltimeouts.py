@@ -30,6 +30,11 @@ import logging
 from relstorage.config import MySQLAdapterFactory
 from ZConfig import ConfigurationError
 
+__all__ = (
+    'MySQLAdapterWithTimeouts',
+    'without_timeouts',
+)
+
 logger = logging.getLogger(__name__)
 
 #: The keys this section adds to RelStorage's ``<mysql>``.
@@ -53,6 +58,8 @@ class MySQLAdapterWithTimeouts(MySQLAdapterFactory):
     timeouts_enabled = True
 
     def create(self, options):
+        # late: the MySQL adapter (and mysqlclient, the optional mysql
+        # extra) load only when a MySQL storage opens
         from relstorage.adapters.mysql import MySQLAdapter
         params = self.connect_params()
         if self.timeouts_enabled:

@@ -1,8 +1,9 @@
 """Running ``zope-pipeline serve`` as root: the user Apache's children
-(and waitress, once it has bound its socket) run as, the storage
-directories given to that user (never through a symbolic link; what root
-keeps: zope.pipeline.layout), and a clear refusal when that user cannot
-read what the daemon processes need.
+(and waitress, once it has bound its socket) run as, the secret files
+shared with that user's group, and a clear refusal when that user cannot
+read what the daemon processes need.  The storage directories given to
+that user (never through a symbolic link) and what root keeps are
+zope.pipeline.layout's.
 """
 
 import grp
@@ -11,6 +12,10 @@ import pwd
 import stat
 import sys
 
+import zope.pipeline
+from zope.pipeline.credentials import mysql_section_of
+from zope.pipeline.privatefiles import UnsafePathError
+from zope.pipeline.privatefiles import write_secret
 from zope.pipeline.startup import database_configs
 
 #: The user Apache's children run as when the server is started by root.
@@ -33,20 +38,10 @@ def run_as(user=None, group=None):
     return user, group
 
 
-def give_directory(directory, user, group):
-    """Create ``directory`` if needed; make it (and what it holds) the
-    user's and private to it (``layout.make_private_tree``), so the daemon
-    processes can write the storage.  Never through a symbolic link."""
-    from zope.pipeline.layout import daemon_of
-    from zope.pipeline.layout import make_private_tree
-    make_private_tree(directory, daemon_of(user, group))
-
-
 def secret_files(publisher):
     """Files with secrets the daemon processes read: the principals file
     (and the record of its checked passwords), the metrics endpoint's
     token file and the MySQL option files of the databases."""
-    from zope.pipeline.credentials import mysql_section_of
     paths = [publisher.principals_zcml] if getattr(
         publisher, 'principals_zcml', None) else []
     record = getattr(getattr(publisher, 'checked_passwords', None), 'path',
@@ -67,7 +62,6 @@ def secret_files(publisher):
 def readable_paths(ini, publisher):
     """What the daemon processes read: the ini, the ZConfig files, the
     Python environment and the code of zope.pipeline."""
-    import zope.pipeline
     paths = [ini, sys.prefix, os.path.dirname(zope.pipeline.__file__)]
     paths.extend(path for path, section in database_configs(publisher)
                  if path)
@@ -142,8 +136,6 @@ def write_shared_secret(path, text, group=None):
     0640 (``secret_group``); otherwise the user's, mode 0600 (0640 with
     its ``group``).  Never through a symbolic link
     (``privatefiles.write_secret``)."""
-    from zope.pipeline.privatefiles import UnsafePathError
-    from zope.pipeline.privatefiles import write_secret
     try:
         existing = os.lstat(path)
     except FileNotFoundError:

@@ -7,6 +7,7 @@ from zope.component import provideUtility
 from zope.interface import implementer
 from zope.interface import providedBy
 
+from zope.pipeline import introspect
 from zope.pipeline.build import BuildContext
 from zope.pipeline.build import accepts_build
 from zope.pipeline.contract import check_chain
@@ -71,6 +72,10 @@ class CompiledStage:
     @property
     def name(self):
         return self.registration.name
+
+    @property
+    def passes_through(self):
+        return passes_through(self.app)
 
 
 class Chain:
@@ -232,5 +237,4 @@ class Publisher:
     # -- introspection
 
     def describe(self):
-        from zope.pipeline.introspect import describe
-        return describe(self)
+        return introspect.describe(self)

@@ -24,6 +24,8 @@ import logging
 import os
 
 from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
+from zope.pipeline.privatefiles import UnsafePathError
+from zope.pipeline.privatefiles import private_directory
 
 logger = logging.getLogger('zope.pipeline.readiness')
 
@@ -50,24 +52,11 @@ def process_start_time(pid):
     return int(text.rsplit(')', 1)[1].split()[19])
 
 
-def state_of(application):
-    """The readiness state of what ``load_site`` returns."""
-    from zope.pipeline.startup import OpeningDatabases
-    from zope.pipeline.startup import Unavailable
-    if isinstance(application, Unavailable):
-        return UNAVAILABLE
-    if isinstance(application, OpeningDatabases):
-        return DATABASE_CLOSED
-    return SERVING
-
-
-def mark_loaded(application, run_dir=None, pid=None):
-    """Write this process's marker (see the module's docstring); return
-    its path, or None outside a server with a run directory.  A marker
-    that cannot be written is logged, never raised: the process serves
-    all the same."""
-    from zope.pipeline.privatefiles import UnsafePathError
-    from zope.pipeline.privatefiles import private_directory
+def mark_loaded(state, run_dir=None, pid=None):
+    """Write this process's marker holding ``state`` (see the module's
+    docstring); return its path, or None outside a server with a run
+    directory.  A marker that cannot be written is logged, never raised:
+    the process serves all the same."""
     run_dir = run_dir or os.environ.get(RUN_DIR_VARIABLE)
     if not run_dir:
         return None
@@ -77,8 +66,7 @@ def mark_loaded(application, run_dir=None, pid=None):
         private_directory(os.path.dirname(path), parents=True)
         temporary = '%s.tmp' % path
         with open(temporary, 'w') as stream:
-            stream.write('%s %s\n' % (state_of(application),
-                                      process_start_time(pid)))
+            stream.write('%s %s\n' % (state, process_start_time(pid)))
         os.replace(temporary, path)
     except (OSError, UnsafePathError) as error:
         logger.warning('Cannot write the readiness marker %s: %s', path,

@@ -165,6 +165,7 @@ def watch_script(script, run_dir=None, interval=WATCH_INTERVAL,
     the module's docstring); return it (None elsewhere).  ``drain``: the
     longest a daemon process of the server may take to finish its
     requests (the longest request limit of its groups)."""
+    # late: the CLI's --help imports this module (commands.restart)
     from zope.pipeline.metrics.modwsgi import server_module
     run_dir = run_dir or os.environ.get(RUN_DIR_VARIABLE)
     if not run_dir or server_module() is None:

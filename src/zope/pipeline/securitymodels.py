@@ -59,6 +59,12 @@ from zope.pipeline.components import interfaces_of
 from zope.pipeline.components import lookup_registry
 from zope.pipeline.ordering import where
 
+__all__ = (
+    'PROXIED',
+    'VIEW_CHECKED',
+    'TRUSTED_VIEW_INTERFACES',
+)
+
 PROXIED = 'proxied'
 VIEW_CHECKED = 'view-checked'
 SECURITY_MODELS = (PROXIED, VIEW_CHECKED)

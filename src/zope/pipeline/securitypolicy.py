@@ -62,6 +62,11 @@ from zope.securitypolicy.securitymap import SecurityMap
 from zope.pipeline.components import has_no_factory
 from zope.pipeline.components import query_adapter
 
+__all__ = (
+    'ZopeSecurityPolicy',
+    'PerRequestSecurityPolicy',
+)
+
 #: The local maps the stock policy reads on every object of a path (of
 #: one class: ``has_no_factory`` asks for them together).
 LOCAL_MAPS = (IPrincipalPermissionMap, IRolePermissionMap, IPrincipalRoleMap)

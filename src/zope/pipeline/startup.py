@@ -24,8 +24,9 @@ import os
 import threading
 import time
 
+from zope.pipeline import credentials
+from zope.pipeline import readiness
 from zope.pipeline.environ import SITE_ROOT
-from zope.pipeline.readiness import mark_loaded
 from zope.pipeline.wsgi import NOSNIFF
 from zope.pipeline.wsgi import html_response
 
@@ -145,8 +146,18 @@ def load_site(ini, name='main', listen=None):
         application = _sites.get(key)
         if application is None:
             application = _sites[key] = _load(ini, name, listen)
-            mark_loaded(application)
+            readiness.mark_loaded(state_of(application))
         return application
+
+
+def state_of(application):
+    """The readiness state (``zope.pipeline.readiness``) of what
+    ``load_site`` returns."""
+    if isinstance(application, Unavailable):
+        return readiness.UNAVAILABLE
+    if isinstance(application, OpeningDatabases):
+        return readiness.DATABASE_CLOSED
+    return readiness.SERVING
 
 
 def _load(ini, name, listen):
@@ -169,7 +180,6 @@ def _load(ini, name, listen):
 
 
 def _check_and_open(ini, application, publisher, listen):
-    from zope.pipeline.credentials import KnownPasswordError
     threads = mod_wsgi_threads()
     try:
         if threads is not None:
@@ -178,7 +188,7 @@ def _check_and_open(ini, application, publisher, listen):
                                             ini)
     except SystemExit as error:
         return refuse('%s  Then touch the WSGI script to restart.' % error)
-    except KnownPasswordError as error:
+    except credentials.KnownPasswordError as error:
         # Already logged, with what to change.
         return Unavailable(str(error))
     closed, first_error = [], None
@@ -200,15 +210,14 @@ def guard_known_passwords(application, publisher, listen, ini):
     passwords (``zope.pipeline.credentials``): refused
     (``KnownPasswordError``) when others may reach it, kept to local
     clients on loopback."""
-    from zope.pipeline.credentials import check_known_passwords
-    from zope.pipeline.credentials import exposures_of
-    from zope.pipeline.credentials import keep_known_passwords_local
     configs = database_configs(publisher)
     demo = getattr(publisher, 'demo', False)
     checked = getattr(publisher, 'checked_passwords', None)
-    check_known_passwords(configs, listen, demo, ini,
-                          exposures_of(publisher), checked)
-    return keep_known_passwords_local(application, configs, demo, checked)
+    credentials.check_known_passwords(configs, listen, demo, ini,
+                                      credentials.exposures_of(publisher),
+                                      checked)
+    return credentials.keep_known_passwords_local(application, configs,
+                                                  demo, checked)
 
 
 def refuse(message):
@@ -295,6 +304,7 @@ def configure_logging(ini):
 
 def load_application(ini, name='main'):
     """Load the ini: (the WSGI application, the Publisher inside it)."""
+    # late: the CLI's --help imports this module (commands.serve)
     from paste.deploy import loadapp
 
     from zope.pipeline import app as app_module
@@ -319,6 +329,7 @@ def open_databases(publisher, at_start=False):
 
 def process_databases(publisher):
     """The ProcessDatabase of every open_root stage in the publisher."""
+    # late: the CLI's --help imports this module (the ZODB)
     from zope.pipeline.storage import ProcessDatabase
     found = []
     for _registration, spec in publisher.request_types.values():
@@ -333,6 +344,7 @@ def process_databases(publisher):
 def database_configs(publisher):
     """(ZConfig path, parsed database section) of each database ('' and
     None for a database in memory)."""
+    # late: the CLI's --help imports this module (the ZODB)
     from zope.pipeline.storage import load_database_config
     configs = []
     for database in process_databases(publisher):
@@ -345,7 +357,7 @@ def database_configs(publisher):
 def pool_size(section):
     """The ZODB connection pool size of a database section."""
     if section is None:
-        import ZODB
+        import ZODB  # late: the CLI's --help imports this module
         return inspect.signature(ZODB.DB).parameters['pool_size'].default
     return section.config.pool_size
 
@@ -366,7 +378,7 @@ def check_threads(publisher, threads, where):
 def mod_wsgi_threads():
     """Threads per daemon process under mod_wsgi, else None."""
     try:
-        import mod_wsgi
+        import mod_wsgi  # late: optional, a server only inside mod_wsgi
         return int(mod_wsgi.threads_per_process)
     except (ImportError, AttributeError):
         return None

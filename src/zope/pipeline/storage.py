@@ -12,12 +12,14 @@ RelStorage writes its persistent cache.  A database that cannot be opened
 import atexit
 import contextlib
 import fcntl
+import io
 import logging
 import os
 import threading
 import time
 
 import transaction
+import ZConfig
 import ZODB
 import ZODB.config
 from ZODB.MappingStorage import MappingStorage
@@ -25,6 +27,7 @@ from ZODB.POSException import ConflictError
 from zope.configuration.exceptions import ConfigurationError
 from zope.dottedname.resolve import resolve
 
+from zope.pipeline import compat
 from zope.pipeline import responsecache
 from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_unavailable
@@ -39,6 +42,7 @@ _databases_lock = threading.Lock()
 
 def create_root_folder():
     """The default root application: a folder that is a site."""
+    # late: only to create a root (pack and check import this module)
     from zope.site.folder import rootFolder
     from zope.site.site import LocalSiteManager
     root = rootFolder()
@@ -119,7 +123,6 @@ def open_database(config_path):
         db = ZODB.DB(MappingStorage(), database_name='main')
     else:
         check_config(config_path)
-        from zope.pipeline import compat
         compat.apply()
         report_outages_once()
         db = ZODB.config.databaseFromConfig(
@@ -133,9 +136,6 @@ def load_database_config(config_path):
     (As ``%(here)s`` in a paste.deploy ini: data directories can be given
     relative to the configuration, e.g. ``data-dir $here/../var``.)
     """
-    import io
-
-    import ZConfig
     with open(config_path) as config_file:
         text = config_file.read()
     here = os.path.dirname(os.path.abspath(config_path))
@@ -292,7 +292,7 @@ def wait_for_connections(db, timeout=CLOSE_WAIT, interval=0.05):
 def register_shutdown(callback):
     """Run ``callback`` at process shutdown (mod_wsgi's hook, or atexit)."""
     try:
-        import mod_wsgi
+        import mod_wsgi  # late: optional, and a server only inside mod_wsgi
         subscribe = mod_wsgi.subscribe_shutdown
     except (ImportError, AttributeError):
         atexit.register(callback)

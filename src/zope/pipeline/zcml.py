@@ -19,6 +19,15 @@ from zope.pipeline.securitymodels import PROXIED
 from zope.pipeline.securitymodels import SECURITY_MODELS
 from zope.pipeline.securitymodels import check_security_model
 
+__all__ = (
+    'IStageDirective',
+    'IRequestFactoryDirective',
+    'ISecurityDirective',
+    'stage',
+    'requestFactory',
+    'security',
+)
+
 NAMESPACE = 'http://namespaces.zope.org/pipeline'
 
 #: Action orders: the publications of ``<publisher>`` directives become

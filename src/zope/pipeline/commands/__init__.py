@@ -1,6 +1,18 @@
-"""Subcommands of ``zope-pipeline`` (see zope.pipeline.cli)."""
+"""Subcommands of ``zope-pipeline`` (see zope.pipeline.cli), and what
+several of them share: their ini arguments, loading the site, reading a
+secret.
 
+``zope-pipeline --help`` imports every command module
+(``cli.build_parser``), so a command imports what only running it needs
+(the engine, the ZODB, paste.deploy, bcrypt) inside the function that
+uses it, marked ``# late: --help``; everything else at the top.
+"""
+
+import getpass
 import os
+import sys
+
+from zope.pipeline.layout import become_database_user
 
 
 def add_ini_arguments(parser, example='etc/deploy.ini'):
@@ -27,14 +39,38 @@ def load_site_application(ini, name='main', opens_database=True, reads=()):
     become_database_user``; ``reads``: more files it reads): a command
     that loads the site some other way calls
     ``become_database_user`` itself, before it loads the site."""
-    from paste.deploy import loadapp
+    from paste.deploy import loadapp  # late: --help
 
-    from zope.pipeline import app as app_module
+    from zope.pipeline import app as app_module  # late: --help
     if opens_database:
-        from zope.pipeline.layout import become_database_user
         become_database_user(os.path.abspath(ini), name, reads)
     before = len(app_module.built)
     application = loadapp('config:' + os.path.abspath(ini), name=name)
     if len(app_module.built) == before:
         raise SystemExit('%s builds no zope.pipeline publisher.' % ini)
     return application, app_module.built[-1]
+
+
+def read_secret(path, variable, prompt=None, confirm=True):
+    """A secret from the first line of ``path``, else the environment
+    variable, else a prompt (when ``prompt`` is given and there is a
+    terminal); None when there is none."""
+    if path:
+        try:
+            with open(path) as stream:
+                return stream.readline().rstrip('\r\n')
+        except OSError as error:
+            raise SystemExit('Cannot read the password file %s: %s'
+                             % (path, error.strerror)) from None
+    if os.environ.get(variable):
+        return os.environ[variable]
+    if prompt is None:
+        return None
+    if not sys.stdin.isatty():
+        raise SystemExit('No password: give it in a file (see --help), in '
+                         '$%s, or run this on a terminal to be asked.'
+                         % variable)
+    first = getpass.getpass(prompt)
+    if confirm and getpass.getpass('Again: ') != first:
+        raise SystemExit('The two passwords differ.')
+    return first

@@ -27,6 +27,11 @@ from xml.etree import ElementTree
 from xml.sax.saxutils import quoteattr
 
 from zope.pipeline.commands import add_ini_arguments
+from zope.pipeline.commands import read_secret
+from zope.pipeline.credentials import KNOWN_PASSWORDS
+from zope.pipeline.credentials import checked_passwords_path
+from zope.pipeline.credentials import record_checked_entries
+from zope.pipeline.ownership import write_shared_secret
 
 NAME = 'adduser'
 HELP = "create a site administrator in the ini's principals file"
@@ -73,7 +78,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from zope.pipeline.commands.init_db import read_secret
+    # late: --help (bcrypt, zope.password)
     from zope.pipeline.passwords import NEW_PASSWORD_MANAGER
     from zope.pipeline.passwords import hash_password
     ini = os.path.abspath(args.ini)
@@ -101,7 +106,7 @@ def run(args):
 
 def principals_path(ini, name='main'):
     """The file the ini's ``principals_zcml`` names (relative to it)."""
-    from paste.deploy import appconfig
+    from paste.deploy import appconfig  # late: --help
     if not os.path.exists(ini):
         raise SystemExit('The ini file %s does not exist.' % ini)
     settings = appconfig('config:' + ini, name=name)
@@ -118,16 +123,13 @@ def record_checked(ini, path, principal):
     """Record the entry just written as checked against the known
     passwords (``check_password`` refused them), so no server start
     checks it again (zope.pipeline.credentials)."""
-    from zope.pipeline.credentials import checked_passwords_path
-    from zope.pipeline.credentials import record_checked_entries
     record_checked_entries(checked_passwords_path(ini, path), [(
         principal['login'], principal['password_manager'],
         principal['password'])])
 
 
 def check_password(password, login):
-    from zope.pipeline.credentials import KNOWN_PASSWORDS
-    from zope.pipeline.passwords import BCRYPT_MAX_BYTES
+    from zope.pipeline.passwords import BCRYPT_MAX_BYTES  # late: --help
     if len(password) < MIN_LENGTH:
         raise SystemExit('The password must have at least %d characters.'
                          % MIN_LENGTH)
@@ -167,7 +169,6 @@ def read_principals(path):
 
 
 def write_principals(path, principals, group=None):
-    from zope.pipeline.ownership import write_shared_secret
     os.makedirs(os.path.dirname(path), exist_ok=True)
     parts = [HEADER]
     for login in sorted(principals):

@@ -12,6 +12,7 @@ problem."""
 import os
 
 from zope.pipeline.commands import add_ini_arguments
+from zope.pipeline.layout import become_database_user
 
 NAME = 'check'
 HELP = "check the ini's database (online, read-only): every object " \
@@ -23,7 +24,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from zope.pipeline.layout import become_database_user
+    # late: --help (the ZODB)
     from zope.pipeline.maintenance import check
     from zope.pipeline.maintenance import opened_storages
     from zope.pipeline.maintenance import zodb_config_path
@@ -47,7 +48,7 @@ PROBLEMS = (
 
 def print_report(name, config_path, report):
     """Print what a check found; return how many problems."""
-    from zope.pipeline.maintenance import LISTED
+    from zope.pipeline.maintenance import LISTED  # late: --help
     problems = 0
     for field, text in PROBLEMS:
         items = getattr(report, field)

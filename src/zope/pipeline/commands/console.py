@@ -5,6 +5,11 @@ offer (root, app, registry, transaction manager...)."""
 import contextlib
 import os
 
+from zope.pipeline.layout import become_database_user
+from zope.pipeline.startup import configure_logging
+from zope.pipeline.startup import load_application
+from zope.pipeline.startup import process_databases
+
 #: The names offered, and what each is (the shell's banner says so).
 NAMES = (
     ('root', 'the root folder of the site (the local site is set to it)'),
@@ -25,14 +30,10 @@ def opened_site(ini, name='main', reads=()):
     (``transaction_manager.commit()``) is kept.  Run by root, the site is
     opened as the database's user (``layout.become_database_user``;
     ``reads``: what else the command reads)."""
+    # late: --help (run and shell import this module)
     import transaction
     from zope.component import getGlobalSiteManager
     from zope.component.hooks import setSite
-
-    from zope.pipeline.layout import become_database_user
-    from zope.pipeline.startup import configure_logging
-    from zope.pipeline.startup import load_application
-    from zope.pipeline.startup import process_databases
     ini = os.path.abspath(ini)
     if not os.path.exists(ini):
         raise SystemExit('The ini file %s does not exist.' % ini)

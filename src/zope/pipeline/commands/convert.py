@@ -14,6 +14,8 @@ root already); without --clear or --incremental a destination holding data
 is refused.  Stop the site that writes the source first: what it commits
 after the copy is not copied."""
 
+from zope.pipeline import compat
+
 NAME = 'convert'
 HELP = "copy a storage into another (RelStorage's zodbconvert, MariaDB " \
        "fixed)"
@@ -36,9 +38,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from relstorage import zodbconvert
-
-    from zope.pipeline import compat
+    from relstorage import zodbconvert  # late: --help (RelStorage)
     compat.apply()
     argv = ['zodbconvert', args.config]
     argv += [flag for flag, _text in FLAGS

@@ -17,6 +17,8 @@ import json
 import os
 
 from zope.pipeline.commands import add_ini_arguments
+from zope.pipeline.commands import load_publisher
+from zope.pipeline.startup import process_databases
 
 NAME = 'explain'
 HELP = ('what the site does with a request: traversal, view, permission '
@@ -39,10 +41,9 @@ def add_arguments(parser):
 
 
 def run(args):
-    from zope.pipeline.commands import load_publisher
+    # late: --help (the engine)
     from zope.pipeline.explain import explain
     from zope.pipeline.explain import format_text
-    from zope.pipeline.startup import process_databases
     if not os.path.exists(args.ini):
         raise SystemExit('The ini file %s does not exist.' % args.ini)
     publisher = load_publisher(args.ini, args.name)

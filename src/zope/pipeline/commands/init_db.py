@@ -26,13 +26,19 @@ the password when a new one is given.  --drop removes the database
 and the user instead.
 """
 
-import getpass
 import os
 import re
 import secrets
-import sys
 
 from zope.pipeline.commands import add_ini_arguments
+from zope.pipeline.commands import read_secret
+from zope.pipeline.commands.adduser import principals_path
+from zope.pipeline.credentials import KNOWN_PASSWORDS
+from zope.pipeline.credentials import option_file_password
+from zope.pipeline.layout import become_database_user
+from zope.pipeline.ownership import write_shared_secret
+from zope.pipeline.startup import load_application
+from zope.pipeline.startup import open_databases
 
 NAME = 'init-db'
 HELP = 'create the MySQL database and user named by an ini\'s storage'
@@ -112,7 +118,6 @@ def run(args):
 
 def remind_administrator(ini, name):
     """Say how to create the administrator when the site has none yet."""
-    from zope.pipeline.commands.adduser import principals_path
     try:
         path = principals_path(ini, name)
     except SystemExit:
@@ -125,36 +130,9 @@ def remind_administrator(ini, name):
 # -- secrets
 
 
-def read_secret(path, variable, prompt=None, confirm=True):
-    """A secret from the first line of ``path``, else the environment
-    variable, else a prompt (when ``prompt`` is given and there is a
-    terminal); None when there is none."""
-    if path:
-        try:
-            with open(path) as stream:
-                return stream.readline().rstrip('\r\n')
-        except OSError as error:
-            raise SystemExit('Cannot read the password file %s: %s'
-                             % (path, error.strerror)) from None
-    if os.environ.get(variable):
-        return os.environ[variable]
-    if prompt is None:
-        return None
-    if not sys.stdin.isatty():
-        raise SystemExit('No password: give it in a file (see --help), in '
-                         '$%s, or run this on a terminal to be asked.'
-                         % variable)
-    first = getpass.getpass(prompt)
-    if confirm and getpass.getpass('Again: ') != first:
-        raise SystemExit('The two passwords differ.')
-    return first
-
-
 def database_password(args, target):
     """The database user's password (see the module's docstring); written
     to the option file when the ZConfig names one."""
-    from zope.pipeline.credentials import KNOWN_PASSWORDS
-    from zope.pipeline.credentials import option_file_password
     supplied = read_secret(
         args.db_password_file, DB_PASSWORD_VARIABLE,
         "Password of the database user %s: " % target['user']
@@ -176,7 +154,6 @@ def database_password(args, target):
 
 def config_password(target, supplied):
     """The ``passwd`` of a ``<mysql>`` section without an option file."""
-    from zope.pipeline.credentials import KNOWN_PASSWORDS
     password = target['passwd']
     where = target['config']
     if not password:
@@ -202,7 +179,6 @@ def config_password(target, supplied):
 def write_option_file(path, password, group=None):
     """Write a MySQL option file with the client password, readable by
     the server's processes only (``ownership.write_shared_secret``)."""
-    from zope.pipeline.ownership import write_shared_secret
     if OPTION_FILE_FORBIDDEN.search(password):
         raise SystemExit('The database password may not hold quotes, '
                          'backslashes or control characters.')
@@ -215,10 +191,7 @@ def write_option_file(path, password, group=None):
 def prepare_database(ini, name='main'):
     """Open the site's databases with the application's credentials: the
     tables and the root application are created, then closed."""
-    from zope.pipeline import storage
-    from zope.pipeline.layout import become_database_user
-    from zope.pipeline.startup import load_application
-    from zope.pipeline.startup import open_databases
+    from zope.pipeline import storage  # late: --help (the ZODB)
     become_database_user(ini, name)
     application, publisher = load_application(ini, name)
     try:
@@ -229,7 +202,7 @@ def prepare_database(ini, name='main'):
 
 def zodb_config_of(ini, name='main'):
     """The ZConfig file the ini's ``open_root.zodb_config`` names."""
-    from paste.deploy import appconfig
+    from paste.deploy import appconfig  # late: --help
     if not os.path.exists(ini):
         raise SystemExit('The ini file %s does not exist.' % ini)
     settings = appconfig('config:' + ini, name=name)
@@ -243,6 +216,7 @@ def zodb_config_of(ini, name='main'):
 def mysql_target(config_path):
     """db, user, passwd, host, port and unix_socket of the ``<mysql>``
     section of a ZConfig database file."""
+    # late: --help (RelStorage, the ZODB)
     from zope.pipeline.mysqltimeouts import is_mysql_adapter
     from zope.pipeline.storage import load_database_config
     if not os.path.exists(config_path):
@@ -369,7 +343,7 @@ def admin_connection_options(args, target):
 
 
 def connect_admin(args, target):
-    import MySQLdb
+    import MySQLdb  # late: optional (the mysql extra)
     options = admin_connection_options(args, target)
     try:
         return MySQLdb.connect(**options)

@@ -11,6 +11,7 @@ objects before and after and how long it took."""
 import os
 
 from zope.pipeline.commands import add_ini_arguments
+from zope.pipeline.layout import become_database_user
 
 NAME = 'pack'
 HELP = "pack the ini's database (online), keeping --days of history"
@@ -32,7 +33,7 @@ def non_negative(text):
 
 
 def run(args):
-    from zope.pipeline.layout import become_database_user
+    # late: --help (the ZODB)
     from zope.pipeline.maintenance import opened_storages
     from zope.pipeline.maintenance import pack
     from zope.pipeline.maintenance import zodb_config_path

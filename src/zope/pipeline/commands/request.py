@@ -20,6 +20,8 @@ import os
 import sys
 
 from zope.pipeline.commands import add_ini_arguments
+from zope.pipeline.commands import load_site_application
+from zope.pipeline.startup import process_databases
 
 NAME = 'request'
 HELP = 'publish one request through the site and print the response'
@@ -52,11 +54,10 @@ def add_arguments(parser):
 
 
 def run(args):
-    from zope.pipeline.commands import load_site_application
+    # late: --help (the engine)
     from zope.pipeline.explain import ActingPublisher
     from zope.pipeline.explain import principal_by_login
     from zope.pipeline.explain import site_environ
-    from zope.pipeline.startup import process_databases
     if not os.path.exists(args.ini):
         raise SystemExit('The ini file %s does not exist.' % args.ini)
     body = request_body(args.data)

@@ -23,6 +23,7 @@ import os
 import time
 
 from zope.pipeline import readiness
+from zope.pipeline.commands.serve import server_section
 from zope.pipeline.modwsgi_express import default_server_root
 from zope.pipeline.modwsgi_express import run_directory
 from zope.pipeline.rolling import DRAIN
@@ -69,7 +70,6 @@ def add_arguments(parser):
 
 
 def run(args):
-    from zope.pipeline.commands.serve import server_section
     ini = os.path.abspath(args.ini)
     port = args.port or int(server_section(ini).get('port', 8080))
     server_root = os.path.abspath(args.server_root or default_server_root(

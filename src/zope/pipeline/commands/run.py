@@ -17,6 +17,7 @@ import runpy
 import sys
 
 from zope.pipeline.commands import add_ini_arguments
+from zope.pipeline.commands.console import opened_site
 
 NAME = 'run'
 HELP = "run a Python script with the site's root and transaction manager"
@@ -32,7 +33,6 @@ def add_arguments(parser):
 
 
 def run(args):
-    from zope.pipeline.commands.console import opened_site
     script = os.path.abspath(args.script)
     if not os.path.isfile(script):
         raise SystemExit('The script %s does not exist.' % script)

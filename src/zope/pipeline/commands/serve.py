@@ -56,12 +56,16 @@ interrupt-timeout: mod_wsgi.RequestTimeout is raised in it), answered
 
 import argparse
 import configparser
+import errno
+import logging
 import os
 import re
 import signal
+import socket
 import sys
 
 from zope.pipeline.commands import add_ini_arguments
+from zope.pipeline.credentials import KnownPasswordError
 from zope.pipeline.layout import PRIVATE_UMASK
 from zope.pipeline.layout import check_before_loading
 from zope.pipeline.layout import daemon_of
@@ -92,6 +96,7 @@ from zope.pipeline.ownership import run_as
 from zope.pipeline.startup import check_threads
 from zope.pipeline.startup import configure_logging
 from zope.pipeline.startup import database_configs
+from zope.pipeline.startup import explain_open_error
 from zope.pipeline.startup import guard_known_passwords
 from zope.pipeline.startup import load_application
 from zope.pipeline.startup import open_databases
@@ -261,8 +266,6 @@ def refuse_busy_port(host, port, ini):
     server already there; a port below 1024 without root), before the
     site is loaded: waitress and Apache would say it in a traceback or
     an error log."""
-    import errno
-    import socket
     try:
         family, kind, protocol, _name, address = socket.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
@@ -292,7 +295,7 @@ def reload_on_changes(ini, argv):
     process, and starts a new worker whenever a watched file changes (this
     call does not return in the process that watches); in the worker, the
     files beside the ini are added to the Python modules hupper watches."""
-    import hupper
+    import hupper  # late: --help
     if not hupper.is_active():
         hupper.start_reloader('zope.pipeline.cli.main',
                               worker_kwargs={'argv': list(argv)})
@@ -326,9 +329,9 @@ def watch_configuration(development=False):
     starts the server again), and the ZCML files and templates under the
     directories of the project's own ZCML files (not the templates in
     ``development``: they are read again without a restart)."""
-    import hupper
+    import hupper  # late: --help
 
-    from zope.pipeline.app import loaded_files
+    from zope.pipeline.app import loaded_files  # late: --help (the engine)
     patterns = PROJECT_PATTERNS + (() if development else TEMPLATE_PATTERNS)
     hupper.get_reloader().watch_files(
         sorted(loaded_files) + project_patterns(loaded_files, patterns))
@@ -337,7 +340,7 @@ def watch_configuration(development=False):
 def project_patterns(files, patterns=PROJECT_PATTERNS):
     """``patterns`` under each directory of ``files`` that is not in an
     installed library (site-packages, the standard library)."""
-    import sysconfig
+    import sysconfig  # late: --help
     paths = sysconfig.get_paths()
     libraries = {os.path.realpath(paths[key]) + os.sep
                  for key in ('purelib', 'platlib', 'stdlib')}
@@ -354,7 +357,7 @@ def warn_of_memory_databases(publisher):
     """Say so when the site's database is in memory: whatever it stores
     is lost when the server stops (and under mod_wsgi every process has
     its own)."""
-    from zope.pipeline.storage import is_in_memory
+    from zope.pipeline.storage import is_in_memory  # late: --help (ZODB)
     for path, section in database_configs(publisher):
         if is_in_memory(section):
             print('The database %s is in memory: what the site stores is '
@@ -367,7 +370,6 @@ def warn_of_memory_databases(publisher):
 def warn_of_unserved_metrics(publisher):
     """Say once, when serving starts (not in every command or process),
     that the metrics endpoint is off for want of a token."""
-    import logging
     for stage in publisher.outer.stages:
         if stage.name == 'metrics_endpoint' and getattr(stage.app, 'off',
                                                         False):
@@ -380,7 +382,6 @@ def refuse_known_passwords(application, publisher, host, ini):
     user, unless the ini says ``demo = true``; return the application,
     kept to local clients when it has them
     (zope.pipeline.credentials)."""
-    from zope.pipeline.credentials import KnownPasswordError
     try:
         return guard_known_passwords(application, publisher, host, ini)
     except KnownPasswordError as error:
@@ -443,7 +444,7 @@ def serve_waitress(application, publisher, host, port, threads, ini='',
                    daemon=None):
     """Run as root, bind and become ``daemon``; open the databases with a
     private umask and serve."""
-    import waitress
+    import waitress  # late: --help
     options = waitress_options(publisher, host, port, threads)
     if daemon is not None:
         options = bind_then_drop(options, daemon)
@@ -451,8 +452,7 @@ def serve_waitress(application, publisher, host, port, threads, ini='',
     try:
         open_databases(publisher)
     except Exception as error:
-        from zope.pipeline.errors import is_unavailable
-        from zope.pipeline.startup import explain_open_error
+        from zope.pipeline.errors import is_unavailable  # late: --help
         if is_unavailable(error):
             raise
         raise SystemExit(explain_open_error(
@@ -479,7 +479,6 @@ def bind_then_drop(options, daemon):
     """Bind the address of waitress's ``options`` (a port below 1024
     needs root), then become ``daemon`` for good: the options with the
     bound socket instead of the address."""
-    import socket
     options = dict(options)
     host, port = options.pop('host'), options.pop('port')
     family, kind, protocol, _name, address = socket.getaddrinfo(
@@ -604,7 +603,7 @@ def set_up_server(command):
     internal loopback one), and it opens /dev/stdout and /dev/stderr for
     writing, which truncates a file the output is redirected to, losing
     what was printed before."""
-    import subprocess
+    import subprocess  # late: --help
     done = subprocess.run(command + ['--setup-only'], capture_output=True,
                           stdin=subprocess.DEVNULL, text=True)
     if done.returncode:
@@ -627,7 +626,7 @@ def run_in_foreground(command):
     rather than reaching every child at once.  Return its exit status."""
     if not sys.stdout.isatty():
         exec_command(command)
-    import subprocess
+    import subprocess  # late: --help
     process = None
 
     def forward(signum, frame):

@@ -16,6 +16,8 @@ conflicts with them. Run by root on a database another user can change
 import code
 
 from zope.pipeline.commands import add_ini_arguments
+from zope.pipeline.commands.console import describe_names
+from zope.pipeline.commands.console import opened_site
 
 NAME = 'shell'
 HELP = ('an interactive Python prompt with the site\'s root, application, '
@@ -27,8 +29,6 @@ def add_arguments(parser):
 
 
 def run(args):
-    from zope.pipeline.commands.console import describe_names
-    from zope.pipeline.commands.console import opened_site
     with opened_site(args.ini, args.name) as names:
         banner = ('zope.pipeline shell for %s.  At hand:\n%s\nCommit with '
                   'transaction_manager.commit(); what is not committed is '

@@ -6,6 +6,7 @@ ZCML file:line where it was registered."""
 import json
 
 from zope.pipeline.commands import add_ini_arguments
+from zope.pipeline.commands import load_publisher
 
 NAME = 'show-pipeline'
 HELP = 'print the compiled pipeline of each request type'
@@ -20,7 +21,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from zope.pipeline.commands import load_publisher
+    # late: --help (the engine)
     from zope.pipeline.introspect import describe_request_factories
     from zope.pipeline.introspect import format_text
     # The pipeline is described, the database never opened.

@@ -41,6 +41,8 @@ import os
 import shutil
 import tempfile
 
+from zope.configuration.exceptions import ConfigurationError
+
 from zope.pipeline.metrics import modwsgi as modwsgi_server
 from zope.pipeline.metrics.histogram import merge_counts
 from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
@@ -284,7 +286,6 @@ def group_directory(state_dir):
 def group_state(directory, parent):
     """The GroupState of ``directory``; a directory another user prepared
     (or a link) stops the startup, naming the setting."""
-    from zope.configuration.exceptions import ConfigurationError
     try:
         return GroupState(directory, parent)
     except UnsafePathError as error:

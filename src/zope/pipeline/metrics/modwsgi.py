@@ -19,7 +19,7 @@ _claim_lock = threading.Lock()
 def server_module():
     """The mod_wsgi server module, or None outside mod_wsgi."""
     try:
-        import mod_wsgi
+        import mod_wsgi  # late: optional, and a server only inside mod_wsgi
     except ImportError:
         return None
     if not hasattr(mod_wsgi, 'request_metrics'):

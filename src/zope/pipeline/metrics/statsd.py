@@ -54,7 +54,7 @@ def is_ipv6(host):
 def connect(host, port, prefix):
     """pystatsd's UDP client on a non-blocking socket (a host name is
     looked up as IPv4, as pystatsd does)."""
-    from statsd import StatsClient
+    from statsd import StatsClient  # late: optional (the statsd extra)
     client = StatsClient(host, port, prefix=prefix or None,
                          maxudpsize=MAX_DATAGRAM, ipv6=is_ipv6(host))
     client._sock.setblocking(False)  # pystatsd has no option for it
