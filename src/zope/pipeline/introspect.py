@@ -3,13 +3,12 @@
 import json
 import textwrap
 
-from zope.pipeline.contract import Contract
+from zope.pipeline.contract import contract_of
 from zope.pipeline.ordering import where
 from zope.pipeline.publisher import passes_through
 from zope.pipeline.registry import UNKNOWN_PLACE
 from zope.pipeline.securitymodels import PROXIED
-from zope.pipeline.securitymodels import TRUSTED_VIEW_INTERFACES
-from zope.pipeline.securitymodels import VIEW_CHECKED
+from zope.pipeline.securitymodels import security_model
 
 
 def dotted_name(obj):
@@ -44,7 +43,7 @@ def describe_stage(stage, part):
         'after': list(registration.after),
         'registered_at': where(registration.info),
         'passes_through': passes_through(stage.app),
-        **describe_contract(Contract(factory)),
+        **describe_contract(contract_of(registration)),
     }
 
 
@@ -55,6 +54,7 @@ def describe_contract(contract):
         'reads': list(contract.reads),
         'reads_if_present': list(contract.reads_if_present),
         'writes': list(contract.writes),
+        'results': list(contract.results),
         'publishes': contract.publishes,
         'contract_declared': contract.declared,
     }
@@ -70,12 +70,9 @@ def describe_origin(registration):
     objects, every other view stays proxied)."""
     chosen_at = getattr(registration, 'security_chosen_at', None)
     publication = getattr(registration, 'publication', None)
-    security = getattr(registration, 'security', PROXIED)
+    model = security_model(getattr(registration, 'security', PROXIED))
     return {
-        'security': security,
-        'trusted_views': (['%s.%s' % names
-                           for names in TRUSTED_VIEW_INTERFACES]
-                          if security == VIEW_CHECKED else []),
+        **model.describe(),
         'security_chosen_at': (where(chosen_at) if chosen_at is not None
                                else None),
         'publication': publication,
@@ -219,8 +216,9 @@ def _contract_lines(stage):
     lines = ['      %-15s%s' % (label + ':', ' '.join(stage[key]) or '-')
              for key, label in (('reads', 'reads'),
                                 ('reads_if_present', 'may read'),
-                                ('writes', 'writes'))
-             if stage[key] or key != 'reads_if_present']
+                                ('writes', 'writes'),
+                                ('results', 'results'))
+             if stage[key] or key in ('reads', 'writes')]
     if stage['publishes']:
         lines.append('      publishes:     yes')
     return lines
