@@ -45,7 +45,7 @@ HEADERS = [('Content-Type', 'text/plain'), ('Content-Length', '8')]
 class PassThrough:
     """A stage that does nothing but call the next one."""
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build=None):
         self.next_app = next_app
 
     def __call__(self, environ, start_response):
@@ -58,7 +58,7 @@ def terminal_app(environ, start_response):
     return BODY
 
 
-def terminal_stage(next_app):
+def terminal_stage(next_app, build=None):
     """Stage factory for the end of the chain: it never calls ``next_app``."""
     return terminal_app
 

@@ -1,7 +1,9 @@
 """Stage factories and request factories the engine tests register in ZCML.
 
 Each stage records its label in ``environ['tests.trail']`` so a test can see
-the order a request really went through, not only the compiled order.
+the order a request really went through, not only the compiled order.  The
+engine calls every stage factory as ``factory(next_app, build=build,
+**settings)`` (``IStageFactory``).
 """
 
 import collections
@@ -17,6 +19,7 @@ from zope.schema import Int
 from zope.schema import Text
 
 from zope.pipeline import environ as keys
+from zope.pipeline.contract import Contract
 from zope.pipeline.factories import RequestFactory
 from zope.pipeline.interfaces import IRequestFactory
 from zope.pipeline.wsgi import plain_response
@@ -29,7 +32,7 @@ class Recording:
 
     label = 'recording'
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build):
         self.next_app = next_app
 
     def __call__(self, environ, start_response):
@@ -78,15 +81,15 @@ class Counting(Recording):
 
     label = 'counting'
 
-    def __init__(self, next_app):
-        super().__init__(next_app)
+    def __init__(self, next_app, build):
+        super().__init__(next_app, build)
         built[self.label] += 1
 
 
 class Respond:
     """The end of a test chain: answers with the trail and request type."""
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build):
         self.next_app = next_app
 
     def __call__(self, environ, start_response):
@@ -108,12 +111,11 @@ class WithSettings(Recording):
     """Keeps the settings it was built with, for the tests to read."""
 
     settings_schema = ISettingsSettings
-    reads_if_present = (TRAIL,)
-    writes = (TRAIL,)
+    contract = Contract(reads_if_present=(TRAIL,), writes=(TRAIL,))
     label = 'settings'
 
-    def __init__(self, next_app, **settings):
-        super().__init__(next_app)
+    def __init__(self, next_app, build, **settings):
+        super().__init__(next_app, build)
         self.settings = settings
 
 
@@ -161,11 +163,10 @@ class MinimalFactory:
 minimal = implementer(IRequestFactory)(MinimalFactory)()
 
 
-def omitted(next_app):
+def omitted(next_app, build):
     """A stage that does nothing: registered over a stage (in an overrides
     ZCML), it takes that stage out of the chain."""
     return next_app
 
 
-omitted.reads = ()
-omitted.writes = ()
+omitted.contract = Contract()

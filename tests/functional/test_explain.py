@@ -58,7 +58,7 @@ SECURITY_KEYS = {'permission', 'allowed', 'principal_ids', 'grants'}
 class ScribbleStage:
     """Writes to the root folder on the way to traversal."""
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build=None):
         self.next_app = next_app
 
     def __call__(self, environ, start_response):
@@ -209,8 +209,7 @@ def test_json_has_the_documented_shape(clean_zope, ini, capsys):
         False, False, True]
     assert set(data['security']) == SECURITY_KEYS
     assert data['security']['principal_ids'][0] == 'zope.anybody'
-    assert data['chain'][-3:] == ['metrics_view', 'fix_relative_links',
-                                  'call']
+    assert data['chain'][-3:] == ['traverse', 'fix_relative_links', 'call']
     assert data['entered'][-1] == 'traverse'
     # not served, so not measured
     assert data['chain'][0] == 'metrics' and 'metrics' not in data['entered']

@@ -13,6 +13,8 @@ from zope.publisher.base import BaseRequest
 from zope.publisher.browser import BrowserRequest
 from zope.publisher.http import HTTPRequest
 
+from zope.pipeline.contract import Contract
+
 
 class RenamedPublication(BrowserPublication):
     """A subclass that changes nothing: it maps as BrowserPublication."""
@@ -98,4 +100,4 @@ def call_stage(next_app, build=None):
     return CallStage(next_app, build)
 
 
-call_stage.publishes = True
+call_stage.contract = Contract(publishes=True)

@@ -3,10 +3,10 @@ per chain (the registry, traversal hooks, output filters, the request
 interfaces) is decided when the chain compiles, not per request."""
 
 import pytest
+from zope.configuration.exceptions import ConfigurationError
 from zope.publisher.interfaces import IRequest
 
 from zope.pipeline.build import BuildContext
-from zope.pipeline.build import accepts_build
 from zope.pipeline.registry import PipelineRegistry
 from zope.pipeline.registry import StageRegistration
 
@@ -77,7 +77,7 @@ def test_create_request_takes_its_registry_from_the_build_context(
     assert stage.choose == registry.choose_request_factory
 
 
-def test_a_factory_that_takes_build_gets_the_context_of_its_chain():
+def test_every_factory_gets_the_context_of_its_chain():
     from zope.pipeline.publisher import Publisher
     got = []
 
@@ -85,14 +85,77 @@ def test_a_factory_that_takes_build_gets_the_context_of_its_chain():
         got.append(build)
         return next_app
 
-    def plain(next_app):
-        return next_app
+    def plain(environ, start_response):
+        return []
 
-    assert accepts_build(factory) and not accepts_build(plain)
     context = BuildContext(PipelineRegistry(), {}, [], 'browser', None)
     registration = StageRegistration('probe', IRequest, factory)
     Publisher.build_stage(None, registration, plain, {}, context)
     assert got == [context]
+
+
+def test_a_factory_that_does_not_take_build_fails_saying_what_to_add():
+    from zope.pipeline.publisher import Publisher
+
+    def old_factory(next_app, greeting='hello'):
+        return next_app
+
+    context = BuildContext(PipelineRegistry(), {}, [], 'browser', None)
+    registration = StageRegistration('old', IRequest, old_factory,
+                                     info='site.zcml:7')
+    with pytest.raises(ConfigurationError) as raised:
+        Publisher.build_stage(None, registration, None, {'greeting': 'hi'},
+                              context)
+    message = str(raised.value)
+    assert message.startswith(
+        "Stage 'old' (registered at site.zcml:7): its factory %s."
+        'test_a_factory_that_does_not_take_build_fails_saying_what_to_add.'
+        "<locals>.old_factory does not take the keyword argument 'build' ("
+        % __name__)
+    assert message.endswith(
+        '); every stage factory is called as factory(next_app, '
+        'build=build, **settings): add a build parameter (build=None when '
+        'the stage needs nothing of it).')
+
+
+@pytest.mark.parametrize('signature', ['build', 'keywords'])
+def test_a_type_error_of_a_factory_that_takes_build_is_its_own(signature):
+    from zope.pipeline.publisher import Publisher
+
+    def factory(next_app, build=None):
+        raise TypeError('a mistake of its own')
+
+    def taking_keywords(next_app, **settings):
+        raise TypeError('a mistake of its own')
+
+    registration = StageRegistration(
+        'own', IRequest, factory if signature == 'build' else taking_keywords)
+    with pytest.raises(TypeError, match='a mistake of its own'):
+        Publisher.build_stage(None, registration, None, {}, BuildContext(
+            PipelineRegistry(), {}, []))
+
+
+def test_a_factory_whose_signature_cannot_be_read_keeps_its_error():
+    from zope.pipeline.publisher import Publisher
+    registration = StageRegistration('builtin', IRequest, dict)
+    with pytest.raises(TypeError):
+        Publisher.build_stage(None, registration, None, {}, BuildContext(
+            PipelineRegistry(), {}, []))
+
+
+def test_the_build_context_hands_the_stages_the_security_model_object():
+    from zope.pipeline.registry import RequestFactoryRegistration
+    from zope.pipeline.securitymodels import PROXIED_MODEL
+    from zope.pipeline.securitymodels import VIEW_CHECKED_MODEL
+    outer = BuildContext(PipelineRegistry(), {}, [])
+    assert (outer.security, outer.security_model) == ('proxied',
+                                                      PROXIED_MODEL)
+    checked = BuildContext(
+        PipelineRegistry(), {}, [], 'browser', None,
+        request_type_registration=RequestFactoryRegistration(
+            'browser', None, security='view-checked'))
+    assert (checked.security, checked.security_model) == (
+        'view-checked', VIEW_CHECKED_MODEL)
 
 
 def test_build_contexts_share_the_dict_they_are_given():

@@ -6,17 +6,23 @@ import wsgiref.util
 
 import pytest
 import webtest
+from ZODB.POSException import ConflictError
 from zope.configuration.exceptions import ConfigurationError
 from zope.interface import implementer
+from zope.publisher.interfaces import IRequest
 
 from zope.pipeline import environ as keys
+from zope.pipeline.build import BuildContext
 from zope.pipeline.interfaces import IBeforeRetry
 from zope.pipeline.metrics import RECORD_KEY
 from zope.pipeline.metrics.collector import Record
 from zope.pipeline.metrics.collector import count_retry
+from zope.pipeline.registry import PipelineRegistry
+from zope.pipeline.registry import StageRegistration
 from zope.pipeline.stages import metrics
+from zope.pipeline.stages.call import CallStage
 from zope.pipeline.stages.metrics import MetricsStage
-from zope.pipeline.stages.metrics_view import MetricsViewStage
+from zope.pipeline.stages.retry import RetryStage
 
 
 class FakeClock:
@@ -260,16 +266,65 @@ def test_each_retry_event_raises_the_attempts_of_the_shared_record():
     count_retry(Retrying({}, 1))                   # no metrics stage
 
 
-def test_the_view_stage_copies_the_view_name_even_when_the_call_fails():
+def retry_around(app):
+    """The retry stage around ``app``, built as the engine builds it:
+    with the registered call stage's contract, whose result (the view
+    name) it copies back from each attempt's environ."""
+    registry = PipelineRegistry()
+    registry.add_stage(StageRegistration('call', IRequest, CallStage))
+    return RetryStage(app, backoff=0.0,
+                      build=BuildContext(registry, {}, []))
+
+
+def test_the_view_name_the_call_stage_sets_is_recorded(make_stage):
+    def call_stage(environ, start_response):
+        environ[keys.VIEW_NAME] = 'Folder:index.html'
+        start_response('200 OK', [('Content-Type', 'text/plain')])
+        return [b'ok']
+    stage = make_stage(retry_around(call_stage))
+    body, started, environ = call(stage, **{'wsgi.input': io.BytesIO()})
+    assert body == [b'ok'] and started == ['200 OK']
+    assert environ[keys.VIEW_NAME] == 'Folder:index.html'
+    (record,) = drained(stage)
+    assert record.view == 'Folder:index.html'
+
+
+def test_the_view_name_is_recorded_even_when_the_call_fails(make_stage):
     def call_stage(environ, start_response):
         environ[keys.VIEW_NAME] = 'Folder:edit.html'
         raise ValueError('bad form')
-    record = Record(0)
+    stage = make_stage(retry_around(call_stage))
     with pytest.raises(ValueError):
-        MetricsViewStage(call_stage)({RECORD_KEY: record}, None)
-    assert record.view == 'Folder:edit.html'
-    ok = MetricsViewStage(lambda environ, start_response: [b'ok'])
-    assert ok({}, None) == [b'ok']
+        call(stage, **{'wsgi.input': io.BytesIO()})
+    (record,) = drained(stage)
+    assert (record.view, record.status) == ('Folder:edit.html',
+                                            '500 Internal Server Error')
+
+
+def test_the_view_name_of_the_attempt_that_answered_is_recorded(
+        make_stage):
+    attempts = []
+
+    def call_stage(environ, start_response):
+        attempts.append(environ[keys.ATTEMPT])
+        environ[keys.VIEW_NAME] = 'view-%d' % environ[keys.ATTEMPT]
+        if len(attempts) == 1:
+            raise ConflictError()
+        start_response('200 OK', [])
+        return [b'ok']
+    stage = make_stage(retry_around(call_stage))
+    call(stage, **{'wsgi.input': io.BytesIO()})
+    (record,) = drained(stage)
+    assert (record.view, record.attempt) == ('view-2', 2)
+
+
+def test_a_request_that_published_no_view_has_none(make_stage):
+    stage = make_stage(retry_around(
+        lambda environ, start_response: (
+            start_response('404 Not Found', []), [b'early'])[1]))
+    call(stage, **{'wsgi.input': io.BytesIO()})
+    (record,) = drained(stage)
+    assert record.view is None
 
 
 def test_a_request_an_outer_stage_marks_unmetered_is_not_counted(

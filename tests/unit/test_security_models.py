@@ -127,6 +127,39 @@ def test_chain_without_request_type_is_proxied(configure):
             build.method_not_allowed) == ('proxied', None, None)
 
 
+def test_each_model_is_one_object_the_stages_ask():
+    from zope.pipeline.publication import Publication
+    proxied = securitymodels.security_model('proxied')
+    checked = securitymodels.security_model('view-checked')
+    assert (proxied, checked) == (securitymodels.PROXIED_MODEL,
+                                  securitymodels.VIEW_CHECKED_MODEL)
+    assert sorted(securitymodels.MODELS) == sorted(
+        securitymodels.SECURITY_MODELS)
+    assert proxied.publication_factory() is Publication
+    assert not proxied.checks_view_when_called
+    assert not proxied.locates_errors_at_published
+    assert proxied.trusted_views() == ()
+    assert proxied.describe() == {'security': 'proxied',
+                                  'trusted_views': []}
+    factory = checked.publication_factory()
+    assert factory.func is ViewCheckedPublication
+    assert factory.keywords['trusted_views'] == checked.trusted_views()
+    assert ITrustedView in factory.keywords['trusted_views']
+    assert checked.checks_view_when_called
+    assert checked.locates_errors_at_published
+    assert checked.describe()['trusted_views'][0] == \
+        'zope.pipeline.interfaces.ITrustedView'
+    assert repr(checked) == '<security model view-checked>'
+
+
+def test_only_the_view_checked_model_trusts_views():
+    trusted = TrustedPage(Content(), None)
+    assert securitymodels.PROXIED_MODEL.trusted_as(trusted) is None
+    assert securitymodels.VIEW_CHECKED_MODEL.trusted_as(trusted) == \
+        'zope.pipeline.interfaces.ITrustedView'
+    assert securitymodels.VIEW_CHECKED_MODEL.trusted_as(Content()) == ''
+
+
 def test_trusted_view_interfaces_are_those_loaded(monkeypatch):
     from zope.pipeline.interfaces import ITrustedView
     monkeypatch.setattr(securitymodels, 'TRUSTED_VIEW_INTERFACES', (

@@ -8,7 +8,11 @@ import pytest
 from zope.configuration.exceptions import ConfigurationError
 
 import zope.pipeline
+from zope.pipeline.contract import UNDECLARED
+from zope.pipeline.contract import Contract
 from zope.pipeline.contract import check_chain
+from zope.pipeline.contract import contract_of
+from zope.pipeline.contract import result_keys
 from zope.pipeline.registry import StageRegistration
 
 from .engine_files import line_of
@@ -50,11 +54,11 @@ def test_a_chain_without_a_publishing_stage_fails(build):
 
 
 class Reads:
-    reads = ('zope.pipeline.root',)
+    contract = Contract(reads=('zope.pipeline.root',))
 
 
 class Publishes:
-    publishes = True
+    contract = Contract(publishes=True)
 
 
 class Undeclared:
@@ -68,7 +72,7 @@ def registration(name, factory, line):
 
 def test_the_server_keys_count_as_written():
     class ReadsServerKeys:
-        reads = ('PATH_INFO', 'HTTP_HOST', 'wsgi.input')
+        contract = Contract(reads=('PATH_INFO', 'HTTP_HOST', 'wsgi.input'))
     check_chain('Request type x', [], [
         registration('a', ReadsServerKeys, 1),
         registration('b', Publishes, 2)], [])
@@ -95,7 +99,7 @@ def test_a_key_the_site_lost_is_named_with_the_standard_writer():
 
 def test_a_key_no_stage_writes_says_so():
     class ReadsUnknown:
-        reads = ('example.unknown',)
+        contract = Contract(reads=('example.unknown',))
     reader = registration('reads', ReadsUnknown, 3)
     with pytest.raises(ConfigurationError) as raised:
         check_chain("Request type 'x'", [], [reader], [reader])
@@ -103,3 +107,40 @@ def test_a_key_no_stage_writes_says_so():
         "Request type 'x': stage 'reads' (registered at site.zcml:3) reads "
         "'example.unknown', which no stage before it writes; no registered "
         "stage writes it: register one that does, or remove 'reads'.")
+
+
+def test_a_contract_declared_as_separate_attributes_is_refused():
+    class Former:
+        """Declared as zope.pipeline did before ``Contract``: it would go
+        unchecked, so it stops the startup."""
+        reads = ('zope.pipeline.root',)
+        publishes = True
+    with pytest.raises(ConfigurationError) as raised:
+        check_chain("Request type 'x'", [], [
+            registration('former', Former, 4)], [])
+    assert str(raised.value) == (
+        "Stage 'former' (registered at site.zcml:4): its factory declares "
+        'reads, publishes as attributes of their own; declare its contract '
+        'once, as ``contract = zope.pipeline.contract.Contract(reads=..., '
+        'publishes=...)``.')
+
+
+def test_a_factory_without_a_contract_has_the_undeclared_one():
+    assert contract_of(registration('none', Undeclared, 1)) is UNDECLARED
+    assert not UNDECLARED.declared and Contract().declared
+
+
+def test_results_are_keys_the_stage_writes():
+    with pytest.raises(ValueError, match='zope.pipeline.view'):
+        Contract(results=('zope.pipeline.view',))
+
+
+def test_result_keys_are_collected_once_in_registration_order():
+    class Writer:
+        contract = Contract(writes=('a', 'b'), results=('b', 'a'))
+
+    class Other:
+        contract = Contract(writes=('a', 'c'), results=('a', 'c'))
+    assert result_keys([registration('w', Writer, 1),
+                        registration('o', Other, 2),
+                        registration('u', Undeclared, 3)]) == ('b', 'a', 'c')

@@ -1,16 +1,12 @@
 """The build context: what a stage factory may use while its chain is
 built, instead of looking things up globally or per request."""
 
-import inspect
-
 from zope.interface import implementer
 
 from zope.pipeline.interfaces import IBuildContext
 from zope.pipeline.securitymodels import PROXIED
+from zope.pipeline.securitymodels import security_model
 from zope.pipeline.sitehooks import combine_hooks
-
-#: The keyword argument a factory accepts to receive the build context.
-BUILD_ARGUMENT = 'build'
 
 
 @implementer(IBuildContext)
@@ -32,8 +28,15 @@ class BuildContext:
 
     @property
     def security(self):
-        """The request type's security model ('proxied' without one)."""
+        """The name of the request type's security model ('proxied'
+        without one)."""
         return getattr(self.request_type_registration, 'security', PROXIED)
+
+    @property
+    def security_model(self):
+        """The request type's security model (securitymodels.MODELS): what
+        the stages ask how to traverse and call."""
+        return security_model(self.security)
 
     @property
     def after_traversal_event(self):
@@ -59,11 +62,3 @@ class BuildContext:
         # in place: the traverse stage holds this list
         self.traversal_hooks[:] = combine_hooks(self.traversal_hooks)
 
-
-def accepts_build(factory):
-    """Whether ``factory`` takes the build context (a ``build`` keyword)."""
-    try:
-        parameters = inspect.signature(factory).parameters
-    except (TypeError, ValueError):  # a builtin or C callable
-        return False
-    return BUILD_ARGUMENT in parameters

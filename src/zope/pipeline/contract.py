@@ -1,19 +1,26 @@
 """The stage contract: which environ keys a stage reads and writes, checked
 when a chain compiles.
 
-A stage factory declares (see ``IStageFactory``):
+A stage factory declares it once, as its ``contract`` attribute (see
+``IStageFactory``)::
+
+    class MyStage:
+        contract = Contract(reads=(keys.REQUEST_KEY,), writes=(MY_KEY,))
 
 - ``reads``: keys it needs, which a stage before it (or the server) must
   have written;
 - ``reads_if_present``: keys it reads when they are there (written by a
   stage further in, on the way back, or by none);
 - ``writes``: keys it sets;
+- ``results``: of those, the keys an outer stage reads on the way back
+  (the published view's name, for metrics): the retry stage copies them
+  from each attempt's copy of the environ to the request's own;
 - ``publishes``: True for the stage that calls what traversal found (a
   chain without one would answer every request with 404).
 
 Keys are the constants of ``zope.pipeline.environ``; the server's keys
 (``environ.from_server``) count as written before the first stage.  A
-factory that declares none of these is not checked, and the checks assume
+factory that declares no contract is not checked, and the checks assume
 it may write any key and may publish.
 """
 
@@ -27,28 +34,71 @@ from zope.configuration.exceptions import ConfigurationError
 from zope.pipeline import environ as keys
 from zope.pipeline.ordering import where
 
-#: The attributes of a factory that make up its contract.
-CONTRACT_ATTRIBUTES = ('reads', 'reads_if_present', 'writes', 'publishes')
+#: How a factory declared its contract before ``Contract``: attributes of
+#: these names, which are no longer read (``contract_of`` refuses them).
+FORMER_ATTRIBUTES = ('reads', 'reads_if_present', 'writes', 'publishes')
 
 
 class Contract:
-    """What one stage factory declared."""
+    """What one stage factory declares (``declared`` is False for the
+    contract of a factory that declares none: ``UNDECLARED``)."""
 
-    __slots__ = ('reads', 'reads_if_present', 'writes', 'publishes',
-                 'declared')
+    __slots__ = ('reads', 'reads_if_present', 'writes', 'results',
+                 'publishes', 'declared')
 
-    def __init__(self, factory):
-        self.declared = any(hasattr(factory, name)
-                            for name in CONTRACT_ATTRIBUTES)
-        self.reads = tuple(getattr(factory, 'reads', ()))
-        self.reads_if_present = tuple(getattr(factory, 'reads_if_present',
-                                              ()))
-        self.writes = tuple(getattr(factory, 'writes', ()))
-        self.publishes = bool(getattr(factory, 'publishes', False))
+    def __init__(self, reads=(), reads_if_present=(), writes=(), results=(),
+                 publishes=False, declared=True):
+        self.reads = tuple(reads)
+        self.reads_if_present = tuple(reads_if_present)
+        self.writes = tuple(writes)
+        self.results = tuple(results)
+        self.publishes = bool(publishes)
+        self.declared = declared
+        unwritten = [key for key in self.results if key not in self.writes]
+        if unwritten:
+            raise ValueError('results must be keys the stage writes: %s'
+                             % ', '.join(unwritten))
+
+    def __repr__(self):
+        return '<Contract reads=%r writes=%r>' % (self.reads, self.writes)
+
+
+#: The contract of a factory that declares none: not checked.
+UNDECLARED = Contract(declared=False)
+
+
+def declared_contract(factory):
+    """The ``Contract`` ``factory`` declares, or ``UNDECLARED``."""
+    contract = getattr(factory, 'contract', None)
+    return contract if isinstance(contract, Contract) else UNDECLARED
 
 
 def contract_of(registration):
-    return Contract(registration.factory)
+    """The contract of a registered stage's factory; a ConfigurationError
+    for a factory that still declares it as separate attributes (which
+    would silently go unchecked)."""
+    contract = declared_contract(registration.factory)
+    if contract is UNDECLARED:
+        former = [name for name in FORMER_ATTRIBUTES
+                  if hasattr(registration.factory, name)]
+        if former:
+            raise ConfigurationError(
+                "Stage '%s' (registered at %s): its factory declares %s as "
+                'attributes of their own; declare its contract once, as '
+                '``contract = zope.pipeline.contract.Contract(%s)``.' % (
+                    registration.name, where(registration.info),
+                    ', '.join(former),
+                    ', '.join('%s=...' % name for name in former)))
+    return contract
+
+
+def result_keys(registrations):
+    """The keys the stages of ``registrations`` declare as results, in
+    registration order, each once."""
+    found = {}
+    for registration in registrations:
+        found.update(dict.fromkeys(contract_of(registration).results))
+    return tuple(found)
 
 
 def key_name(key):

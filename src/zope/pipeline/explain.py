@@ -40,12 +40,12 @@ from zope.traversing.interfaces import ITraversable
 from zope.pipeline import environ as keys
 from zope.pipeline.components import query_adapter
 from zope.pipeline.components import query_multi_adapter
-from zope.pipeline.contract import Contract
+from zope.pipeline.contract import contract_of
 from zope.pipeline.introspect import dotted_name
 from zope.pipeline.publication import Publication
 from zope.pipeline.publisher import Publisher
 from zope.pipeline.scene import end_interaction
-from zope.pipeline.securitymodels import trusted_view_interfaces
+from zope.pipeline.securitymodels import PROXIED_MODEL
 from zope.pipeline.stages.call import MethodCallStage
 from zope.pipeline.stages.call import method_handler
 from zope.pipeline.stages.call import method_not_allowed
@@ -244,13 +244,10 @@ def trusted_as(publishing, view):
     """In a view-checked chain, the dotted name of the trusted-view
     interface ``view`` provides (it runs on bare objects), or '' (an
     untrusted view: proxied, checked as in the proxied chain); None in a
-    proxied chain."""
-    if not getattr(publishing, 'view_checked', False):
-        return None
-    for interface in trusted_view_interfaces():
-        if interface.providedBy(view):
-            return interface.__identifier__
-    return ''
+    proxied chain (``securitymodels``: the model of ``publishing``, the
+    stage that would call it)."""
+    model = getattr(publishing, 'security_model', PROXIED_MODEL)
+    return model.trusted_as(view)
 
 
 def permission_to_call(view, method):
@@ -520,7 +517,7 @@ class ExplainPublisher(Publisher):
         stage = super().build_stage(registration, next_app, settings, build)
         if stage is next_app:  # switched off
             return stage
-        if Contract(registration.factory).publishes:
+        if contract_of(registration).publishes:
             self.publishing = stage
         if registration.name == TRAVERSE:
             stage = RecordingTraversal(stage, self.publishing)

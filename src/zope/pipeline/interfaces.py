@@ -41,37 +41,34 @@ class IStageFactory(Interface):
         "``<stage name>.<field name> = value``; the engine converts each "
         "value with the field's ``fromUnicode`` and validates it.")
 
-    reads = Attribute(
-        "Optional: the environ keys (constants of zope.pipeline.environ) "
-        "the stage needs.  When a chain compiles, each must be written by "
-        "an earlier stage or be one the server sets "
-        "(``environ.from_server``); otherwise startup fails naming the "
-        "request type, the stage, the key and the stages that write it.")
+    contract = Attribute(
+        "Optional: the stage contract, declared once as a "
+        "``zope.pipeline.contract.Contract``: the environ keys (constants "
+        "of zope.pipeline.environ) the stage ``reads`` (when a chain "
+        "compiles, each must be written by an earlier stage or be one the "
+        "server sets, ``environ.from_server``; otherwise startup fails "
+        "naming the request type, the stage, the key and the stages that "
+        "write it), ``reads_if_present`` (only when they are there: shown, "
+        "not checked), ``writes`` (the server's keys it rewrites included), "
+        "``results`` (of those, the keys an outer stage reads on the way "
+        "back: the retry stage copies them from each attempt's environ), "
+        "and ``publishes`` (True for a stage that calls what traversal "
+        "found, as ``call`` does; every inner chain needs one: a chain "
+        "without one fails at startup instead of answering 404).  A "
+        "factory without a contract is not checked: it may write anything "
+        "and may publish.")
 
-    reads_if_present = Attribute(
-        "Optional: keys the stage reads only when they are there (written "
-        "by a stage further in, seen on the way back, or by none): shown, "
-        "not checked.")
-
-    writes = Attribute(
-        "Optional: the keys the stage sets (the server's keys it rewrites "
-        "included).")
-
-    publishes = Attribute(
-        "Optional: True for a stage that publishes (calls what traversal "
-        "found, as ``call`` does).  Every inner chain needs one: a chain "
-        "without one fails at startup instead of answering 404.  A factory "
-        "that declares none of reads, reads_if_present, writes and "
-        "publishes is not checked: it may write anything and may publish.")
-
-    def __call__(next_app, **settings):
+    def __call__(next_app, build, **settings):
         """Return the WSGI application of this stage.
 
-        ``next_app`` is the rest of the pipeline; ``settings`` holds one
-        value for every field of ``settings_schema`` (the deployer's or the
-        field's default).  A factory that accepts a keyword argument named
-        ``build`` also gets the IBuildContext of the chain being built (so
-        no settings field may be named ``build``).
+        The engine calls every factory as ``factory(next_app, build=build,
+        **settings)``: ``next_app`` is the rest of the pipeline; ``build``
+        the IBuildContext of the chain being built (a factory that needs
+        nothing of it still takes it: ``build=None``; one that does not
+        take it fails at startup with a ConfigurationError saying so);
+        ``settings`` holds one value for every field of
+        ``settings_schema`` (the deployer's or the field's default; no
+        field may be named ``build``).
 
         The application returned may declare ``traversal_hooks``
         (ITraversalHook callables) and ``output_filters``
@@ -121,8 +118,15 @@ class IBuildContext(Interface):
         "authenticate's failed logins), keyed by the stage's name.")
 
     security = Attribute(
-        "The security model of the chain: 'proxied' or 'view-checked' "
-        "(the request type's; 'proxied' for the outer chain).")
+        "The name of the security model of the chain: 'proxied' or "
+        "'view-checked' (the request type's; 'proxied' for the outer "
+        "chain).")
+    security_model = Attribute(
+        "The security model of the chain as an object "
+        "(zope.pipeline.securitymodels: ``PROXIED_MODEL`` or "
+        "``VIEW_CHECKED_MODEL``), which the traverse and call stages ask "
+        "how to traverse (``publication_factory()``) and call "
+        "(``checks_view_when_called``).")
     request_type_registration = Attribute(
         "The IRequestFactoryRegistration of the request type, or None (the "
         "outer chain; interfaces no request type announced).")

@@ -3,12 +3,11 @@
 import json
 import textwrap
 
-from zope.pipeline.contract import Contract
+from zope.pipeline.contract import contract_of
 from zope.pipeline.ordering import where
 from zope.pipeline.registry import UNKNOWN_PLACE
 from zope.pipeline.securitymodels import PROXIED
-from zope.pipeline.securitymodels import TRUSTED_VIEW_INTERFACES
-from zope.pipeline.securitymodels import VIEW_CHECKED
+from zope.pipeline.securitymodels import security_model
 
 
 def dotted_name(obj):
@@ -43,7 +42,7 @@ def describe_stage(stage, part):
         'after': list(registration.after),
         'registered_at': where(registration.info),
         'passes_through': stage.passes_through,
-        **describe_contract(Contract(factory)),
+        **describe_contract(contract_of(registration)),
     }
 
 
@@ -54,6 +53,7 @@ def describe_contract(contract):
         'reads': list(contract.reads),
         'reads_if_present': list(contract.reads_if_present),
         'writes': list(contract.writes),
+        'results': list(contract.results),
         'publishes': contract.publishes,
         'contract_declared': contract.declared,
     }
@@ -69,12 +69,9 @@ def describe_origin(registration):
     objects, every other view stays proxied)."""
     chosen_at = getattr(registration, 'security_chosen_at', None)
     publication = getattr(registration, 'publication', None)
-    security = getattr(registration, 'security', PROXIED)
+    model = security_model(getattr(registration, 'security', PROXIED))
     return {
-        'security': security,
-        'trusted_views': (['%s.%s' % names
-                           for names in TRUSTED_VIEW_INTERFACES]
-                          if security == VIEW_CHECKED else []),
+        **model.describe(),
         'security_chosen_at': (where(chosen_at) if chosen_at is not None
                                else None),
         'publication': publication,
@@ -218,8 +215,9 @@ def _contract_lines(stage):
     lines = ['      %-15s%s' % (label + ':', ' '.join(stage[key]) or '-')
              for key, label in (('reads', 'reads'),
                                 ('reads_if_present', 'may read'),
-                                ('writes', 'writes'))
-             if stage[key] or key != 'reads_if_present']
+                                ('writes', 'writes'),
+                                ('results', 'results'))
+             if stage[key] or key in ('reads', 'writes')]
     if stage['publishes']:
         lines.append('      publishes:     yes')
     return lines

@@ -36,10 +36,14 @@ import sys
 #: The umask of the processes that serve: the files they create (the
 #: database, blobs, caches, compiled templates) are their user's only.
 PRIVATE_UMASK = 0o077
-#: The directories of the daemon user inside a server root: its run-time
-#: state (``modwsgi_express.make_run_directory``) and mod_wsgi-express's
-#: egg cache.
-DAEMON_ENTRIES = ('run', 'python-eggs')
+#: The daemon processes' run-time state in a server root (``ZOPE_PIPELINE_
+#: RUN_DIR``: ``modwsgi_express.run_directory`` and ``make_run_directory``).
+RUN_DIRECTORY = 'run'
+#: mod_wsgi-express's egg cache in a server root.
+EGG_CACHE = 'python-eggs'
+#: The directories of the daemon user inside a server root: the one home
+#: of their names.
+DAEMON_ENTRIES = (RUN_DIRECTORY, EGG_CACHE)
 #: Symbolic links followed before giving up (as the kernel's ELOOP).
 MAX_LINKS = 40
 

@@ -13,6 +13,7 @@ import shutil
 import sys
 
 from zope.pipeline.layout import PRIVATE_UMASK
+from zope.pipeline.layout import RUN_DIRECTORY
 from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
 
 #: A locale every Debian image has (mod_wsgi-express wants en_US.UTF-8).
@@ -401,7 +402,7 @@ def run_dir_line(run_dir):
 def run_directory(server_root):
     """The run directory of the server whose files are in
     ``server_root`` (``make_run_directory`` makes it)."""
-    return os.path.join(server_root, 'run')
+    return os.path.join(server_root, RUN_DIRECTORY)
 
 
 def write_security_conf(server_root):

@@ -1,23 +1,24 @@
 """The root WSGI application: the outer chain, the switch, compiled chains."""
 
+import inspect
 import threading
 import types
 
 from zope.component import provideUtility
+from zope.configuration.exceptions import ConfigurationError
 from zope.interface import implementer
 from zope.interface import providedBy
 
 from zope.pipeline import introspect
 from zope.pipeline.build import BuildContext
-from zope.pipeline.build import accepts_build
 from zope.pipeline.contract import check_chain
 from zope.pipeline.contract import check_outer
 from zope.pipeline.environ import REQUEST_KEY
 from zope.pipeline.factories import probe_spec
 from zope.pipeline.interfaces import IPipelineRegistry
 from zope.pipeline.interfaces import IPublisher
-from zope.pipeline.ordering import PartError
 from zope.pipeline.ordering import TopologicalSorter
+from zope.pipeline.ordering import where
 from zope.pipeline.settings import check_settings
 from zope.pipeline.settings import convert
 from zope.pipeline.wsgi import plain_response
@@ -55,6 +56,25 @@ def passes_through(app):
     request and does nothing else (``IStageFactory``): it is there for
     what it declares (output filters, traversal hooks)."""
     return getattr(app, 'passes_through', False) is True
+
+
+def factory_name(factory):
+    """``module.name`` of a factory, for a message."""
+    return '%s.%s' % (getattr(factory, '__module__', '?'),
+                      getattr(factory, '__qualname__', repr(factory)))
+
+
+def takes_build(factory):
+    """Whether calling ``factory`` with ``build=`` can be what failed:
+    asked after a factory raised TypeError, to say what to change (True
+    when its signature cannot be read)."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin or C callable
+        return True
+    return 'build' in parameters or any(
+        parameter.kind is inspect.Parameter.VAR_KEYWORD
+        for parameter in parameters.values())
 
 
 class CompiledStage:
@@ -183,20 +203,8 @@ class Publisher:
                        registration.after, registration.info,
                        registration.order)
             by_name[registration.name] = registration
-        self._check_parts_of_constraints(registrations)
         absent = self.registry.stage_names() - set(by_name)
         return [by_name[name] for name in sorter.sorted(absent)]
-
-    def _check_parts_of_constraints(self, registrations):
-        """An inner stage cannot run before an outer one, nor the reverse."""
-        for registration in registrations:
-            relation = 'after' if registration.outer else 'before'
-            for other in getattr(registration, relation):
-                others = [item for item in self.registry.stages
-                          if item.name == other
-                          and item.outer != registration.outer]
-                if others:
-                    raise PartError(registration, relation, other, others)
 
     def _build(self, registrations, innermost, build):
         """Build the stages innermost first; then assemble what they
@@ -228,11 +236,21 @@ class Publisher:
         return Chain(stages, app)
 
     def build_stage(self, registration, next_app, settings, build):
-        """Call the stage's factory, with the build context if it takes
-        one (tests override this to wrap stages)."""
-        if accepts_build(registration.factory):
+        """Call the stage's factory as ``factory(next_app, build=build,
+        **settings)`` (tests override this to wrap stages)."""
+        try:
             return registration.factory(next_app, build=build, **settings)
-        return registration.factory(next_app, **settings)
+        except TypeError as error:
+            if takes_build(registration.factory):
+                raise
+            raise ConfigurationError(
+                "Stage '%s' (registered at %s): its factory %s does not "
+                "take the keyword argument 'build' (%s); every stage "
+                'factory is called as factory(next_app, build=build, '
+                '**settings): add a build parameter (build=None when the '
+                'stage needs nothing of it).' % (
+                    registration.name, where(registration.info),
+                    factory_name(registration.factory), error)) from error
 
     # -- introspection
 

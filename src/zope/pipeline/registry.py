@@ -7,6 +7,7 @@ from zope.pipeline.factories import request_interface_of
 from zope.pipeline.interfaces import IPipelineRegistry
 from zope.pipeline.interfaces import IRequestFactoryRegistration
 from zope.pipeline.interfaces import IStageRegistration
+from zope.pipeline.ordering import PartError
 from zope.pipeline.ordering import where
 from zope.pipeline.securitymodels import PROXIED
 
@@ -157,7 +158,11 @@ class PipelineRegistry:
                 if registration in chosen]
 
     def check_parts(self):
-        """Fail if one stage name is registered both outer and inner."""
+        """The outer/inner rule, checked once for every registration: a
+        stage name is either outer or inner, never both, and every outer
+        stage runs before every inner one, so no inner stage says
+        ``before`` an outer one, nor an outer stage ``after`` an inner
+        one (``PartError``)."""
         outer = {}
         for registration in self.stages:
             if registration.outer:
@@ -171,6 +176,14 @@ class PipelineRegistry:
                     % (registration.name, where(first.info),
                        registration.for_.__identifier__,
                        where(registration.info)))
+        for registration in self.stages:
+            relation = 'after' if registration.outer else 'before'
+            for other in getattr(registration, relation):
+                others = [item for item in self.stages
+                          if item.name == other
+                          and item.outer != registration.outer]
+                if others:
+                    raise PartError(registration, relation, other, others)
 
     # -- request factories
 

@@ -35,10 +35,13 @@ view they give the same answer.
 
 The model is chosen per request type (``pipeline:requestFactory``'s
 ``security``, ``pipeline:security``, or the publication a ``<publisher>``
-registration names: ``zope.pipeline.publications``) and compiled into the
-traverse and call stages of its chain when it is built.
+registration names: ``zope.pipeline.publications``) by its name; the
+build context of its chain hands the stages the model itself
+(``IBuildContext.security_model``: ``PROXIED_MODEL`` or
+``VIEW_CHECKED_MODEL``), which they ask what to do when they are built.
 """
 
+import functools
 import sys
 from types import MethodType
 
@@ -63,8 +66,10 @@ __all__ = (
     'PROXIED',
     'VIEW_CHECKED',
     'TRUSTED_VIEW_INTERFACES',
+    'security_model',
 )
 
+#: The names of the models, as ZCML gives them.
 PROXIED = 'proxied'
 VIEW_CHECKED = 'view-checked'
 SECURITY_MODELS = (PROXIED, VIEW_CHECKED)
@@ -251,3 +256,96 @@ def check_view_permission(ob):
     checker = selectChecker(ob)
     if checker is not None:
         checker.check(ob, '__call__')
+
+
+class ProxiedModel:
+    """The proxied model: traversal proxies every object it reaches, so
+    the proxies check every access and the call stage checks nothing
+    more."""
+
+    name = PROXIED
+    #: Whether the call stage checks the permission of the view it
+    #: publishes (``check_view_permission``) when it is not proxied.
+    checks_view_when_called = False
+    #: Whether errors after traversal are located at the published
+    #: object (Grok's rule) rather than at the object it is bound to.
+    locates_errors_at_published = False
+
+    def publication_factory(self):
+        """The ``request.publication`` class of this model's chains,
+        called as ``factory(hooks, environ, context_key,
+        xmlrpc_attributes)``."""
+        return publication_classes()[0]
+
+    def trusted_views(self):
+        """The interfaces of the views run on bare objects: none."""
+        return ()
+
+    def trusted_as(self, view):
+        """None: no view is trusted (``VIEW_CHECKED_MODEL.trusted_as``)."""
+        return None
+
+    def describe(self):
+        """The model as ``show-pipeline`` prints it."""
+        return {'security': self.name, 'trusted_views': []}
+
+    def __repr__(self):
+        return '<security model %s>' % self.name
+
+
+class ViewCheckedModel(ProxiedModel):
+    """The view-checked model (module docstring): trusted views run on
+    bare objects, their permission checked once when called; every other
+    view stays proxied."""
+
+    name = VIEW_CHECKED
+    checks_view_when_called = True
+    locates_errors_at_published = True
+
+    def publication_factory(self):
+        """``ViewCheckedPublication`` with the views it trusts, and those
+        it hands back bare, as they are loaded when the chain is built."""
+        return functools.partial(
+            publication_classes()[1], trusted_views=self.trusted_views(),
+            bare_views=trusted_view_interfaces(BARE_VIEW_INTERFACES))
+
+    def trusted_views(self):
+        """The interfaces of the views run on bare objects (those of
+        ``TRUSTED_VIEW_INTERFACES`` that are loaded)."""
+        return trusted_view_interfaces()
+
+    def trusted_as(self, view):
+        """The dotted name of the trusted-view interface ``view``
+        (unproxied) provides, or '' for a view that is not trusted."""
+        for interface in self.trusted_views():
+            if interface.providedBy(view):
+                return interface.__identifier__
+        return ''
+
+    def describe(self):
+        return {'security': self.name,
+                'trusted_views': ['%s.%s' % names
+                                  for names in TRUSTED_VIEW_INTERFACES]}
+
+
+PROXIED_MODEL = ProxiedModel()
+VIEW_CHECKED_MODEL = ViewCheckedModel()
+#: The models by the name ZCML gives them.
+MODELS = {model.name: model for model in (PROXIED_MODEL, VIEW_CHECKED_MODEL)}
+
+
+def security_model(name):
+    """The model named ``name`` (one of ``SECURITY_MODELS``)."""
+    return MODELS[name]
+
+
+def publication_classes():
+    """``(Publication, ViewCheckedPublication)``.
+
+    Imported when a chain is built, not with this module: they build
+    their traversal on this module's view checks (zope.pipeline.publication
+    imports it).
+    """
+    from zope.pipeline.publication import Publication
+    from zope.pipeline.publication import ViewCheckedPublication
+    return Publication, ViewCheckedPublication

@@ -160,7 +160,7 @@ class PipelineApplication:
 #: Stages of a loaded site that its tests run without: request metrics
 #: measure the server rather than the application, and would start a worker
 #: thread for every publisher a test makes.
-LEFT_OUT_IN_TESTS = frozenset(('metrics', 'metrics_endpoint', 'metrics_view'))
+LEFT_OUT_IN_TESTS = frozenset(('metrics', 'metrics_endpoint'))
 
 
 def stages_of_loaded_site(context):

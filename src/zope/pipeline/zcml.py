@@ -59,8 +59,8 @@ class IStageDirective(Interface):
 
     factory = GlobalObject(
         title='Factory',
-        description='Called as ``factory(next_app, **settings)``; returns a '
-                    'WSGI application.')
+        description='Called as ``factory(next_app, build=build, '
+                    '**settings)``; returns a WSGI application.')
 
     before = Tokens(
         title='Before', value_type=TextLine(), required=False,

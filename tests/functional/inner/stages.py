@@ -10,7 +10,7 @@ ROOT = 'zope.pipeline.root'
 
 class EnvironProbe:
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build=None):
         self.next_app = next_app
 
     def __call__(self, environ, start_response):

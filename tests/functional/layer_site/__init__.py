@@ -5,7 +5,7 @@ stage of its own, for zope.pipeline.testing's layer."""
 class StampStage:
     """Adds ``X-Stamp`` to every browser response, error pages included."""
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build=None):
         self.next_app = next_app
 
     def __call__(self, environ, start_response):

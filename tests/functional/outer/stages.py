@@ -21,7 +21,7 @@ def attempt_of(environ):
 
 class RawWriter:
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build=None):
         self.next_app = next_app
 
     def __call__(self, environ, start_response):
@@ -62,7 +62,7 @@ class RawWriter:
 
 class OuterProbe:
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build=None):
         self.next_app = next_app
 
     def __call__(self, environ, start_response):

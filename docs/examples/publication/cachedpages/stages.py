@@ -6,6 +6,8 @@ start (an error goes past it to ``handle_error``)."""
 from zope.interface import Interface
 from zope.schema import ASCIILine
 
+from zope.pipeline.contract import Contract
+
 
 class ICacheControlSettings(Interface):
     """The ini settings of the stage: ``cache_control.<name>``."""
@@ -14,22 +16,16 @@ class ICacheControlSettings(Interface):
                       default='private, max-age=60')
 
 
-#: The stage contract: the environ keys it needs, may read, and writes.
-reads = ()
-reads_if_present = ()
-writes = ()
-
-
 class CacheControlStage:
     """Add ``Cache-Control`` to a page that was published without error
     and set none itself."""
 
     settings_schema = ICacheControlSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
+    #: The stage contract: the environ keys it needs, may read, and
+    #: writes (none: it only adds a header to the response).
+    contract = Contract()
 
-    def __init__(self, next_app, value='private, max-age=60'):
+    def __init__(self, next_app, build=None, value='private, max-age=60'):
         self.next_app = next_app
         self.value = value
 

@@ -1,5 +1,8 @@
 """The standard stages, one concern and one module each.
 
 Each module declares, at its top, the settings its stage accepts (an
-interface of zope.schema fields) and the environ keys it reads or writes.
+interface of zope.schema fields); its stage factory declares, once, the
+environ keys it reads and writes (its ``contract``, a
+``zope.pipeline.contract.Contract``) and takes ``build``, the chain being
+built (``IStageFactory``).
 """

@@ -55,6 +55,7 @@ from zope.security.management import newInteraction
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
+from zope.pipeline.contract import Contract
 from zope.pipeline.failedlogins import FailedLogins
 from zope.pipeline.failedlogins import SharedFailedLogins
 from zope.pipeline.logtext import client_text
@@ -96,12 +97,6 @@ class IAuthenticateSettings(Interface):
               'memory',
         default='', required=False)
 
-
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = (keys.REQUEST_KEY,)
-reads_if_present = (keys.CLIENT_ADDRESS, keys.ATTEMPT)
-writes = ()
 
 #: The name of the failed logins in the publisher's shared build state.
 SHARED_NAME = 'authenticate.failed_logins'
@@ -318,9 +313,9 @@ class AuthenticateStage:
     refuse a client or login that failed too often."""
 
     settings_schema = IAuthenticateSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
+    contract = Contract(
+        reads=(keys.REQUEST_KEY,),
+        reads_if_present=(keys.CLIENT_ADDRESS, keys.ATTEMPT))
 
     #: Assembled into the chain when it compiles (see IStageFactory).
     traversal_hooks = (authenticate_at_site,)

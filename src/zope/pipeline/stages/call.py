@@ -46,15 +46,15 @@ from zope.security.proxy import Proxy
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
+from zope.pipeline.contract import Contract
 from zope.pipeline.errors import MissingArgument
 from zope.pipeline.errors import TooManyArguments
 from zope.pipeline.responses import emit
 from zope.pipeline.scene import Scene
 from zope.pipeline.scene import StreamInScene
-from zope.pipeline.securitymodels import VIEW_CHECKED
+from zope.pipeline.securitymodels import PROXIED_MODEL
 from zope.pipeline.securitymodels import check_view_permission
 from zope.pipeline.securitymodels import query_view
-from zope.pipeline.securitymodels import trusted_view_interfaces
 
 #: Bytes per block when a file result is streamed without a file wrapper.
 FILE_BLOCK_SIZE = 1 << 16
@@ -62,13 +62,6 @@ FILE_BLOCK_SIZE = 1 << 16
 
 class ICallSettings(Interface):
     """call has no settings."""
-
-
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = (keys.REQUEST_KEY, keys.PUBLISHED)
-reads_if_present = (keys.OUTPUT_FILTERS, keys.POWERED_BY)
-writes = (keys.VIEW_NAME,)
 
 
 # -- results
@@ -219,17 +212,21 @@ class CallStage:
     """Publish the traversed object with mapply."""
 
     settings_schema = ICallSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
-    publishes = True
+    contract = Contract(
+        reads=(keys.REQUEST_KEY, keys.PUBLISHED),
+        reads_if_present=(keys.OUTPUT_FILTERS, keys.POWERED_BY),
+        writes=(keys.VIEW_NAME,),
+        results=(keys.VIEW_NAME,),
+        publishes=True)
 
     def __init__(self, next_app, build=None):
         self.next_app = next_app
         # the chain's output filters: filled when the chain is compiled
         self.filters = build.output_filters if build is not None else ()
-        self.view_checked = (build is not None and
-                             build.security == VIEW_CHECKED)
+        #: the chain's security model (``explain`` asks it too)
+        self.security_model = model = (
+            build.security_model if build is not None else PROXIED_MODEL)
+        self.view_checked = model.checks_view_when_called
 
     def __call__(self, environ, start_response):
         ob = environ[keys.PUBLISHED]
@@ -286,7 +283,7 @@ class MethodCallStage(CallStage):
         super().__init__(next_app, build)
         self.handler_of = (
             functools.partial(checked_method_handler,
-                              trusted=trusted_view_interfaces())
+                              trusted=self.security_model.trusted_views())
             if self.view_checked else method_handler)
         error_class = (build.method_not_allowed if build is not None
                        else None)

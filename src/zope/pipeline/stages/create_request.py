@@ -30,6 +30,7 @@ from zope.publisher.interfaces import NotFound
 from zope.schema import Bool
 
 from zope.pipeline import environ as keys
+from zope.pipeline.contract import Contract
 from zope.pipeline.interfaces import IPipelineRegistry
 from zope.pipeline.wsgi import ClosingIterator
 from zope.pipeline.wsgi import plain_response
@@ -52,13 +53,6 @@ class ICreateRequestSettings(Interface):
 
 #: The environ key of a ``CGI-Authorization`` header.
 CGI_AUTHORIZATION = 'HTTP_CGI_AUTHORIZATION'
-
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = ()
-reads_if_present = ()
-writes = (keys.REQUEST_KEY, keys.RESPONSE_KEY, keys.REQUEST_TYPE,
-          keys.POWERED_BY, CGI_AUTHORIZATION)
 
 
 def close_request(request):
@@ -92,9 +86,9 @@ class CreateRequestStage:
     """Make the request with the factory the publisher's registry chooses."""
 
     settings_schema = ICreateRequestSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
+    contract = Contract(
+        writes=(keys.REQUEST_KEY, keys.RESPONSE_KEY, keys.REQUEST_TYPE,
+                keys.POWERED_BY, CGI_AUTHORIZATION))
 
     def __init__(self, next_app, build=None, powered_by=False,
                  trust_cgi_authorization=False):

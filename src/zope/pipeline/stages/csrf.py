@@ -24,6 +24,7 @@ from zope.schema import ASCIILine
 from zope.schema import Bool
 
 from zope.pipeline import environ as keys
+from zope.pipeline.contract import Contract
 from zope.pipeline.logtext import client_text
 from zope.pipeline.origins import origin_of
 from zope.pipeline.origins import parse_origins
@@ -50,12 +51,6 @@ class ICSRFSettings(Interface):
               'nor Referer (non-browser clients send neither)',
         default=False, required=False)
 
-
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = (keys.REQUEST_KEY,)
-reads_if_present = ()
-writes = ()
 
 PAGE = ('<!DOCTYPE html>\n<html><head><title>403 Forbidden</title></head>'
         '<body><h1>403 Forbidden</h1><p>%s</p></body></html>')
@@ -87,9 +82,6 @@ class CSRFStage:
     """Pass safe and same-site requests on; answer the others 403."""
 
     settings_schema = ICSRFSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
 
     def __init__(self, next_app, trusted_origins=frozenset(),
                  require_origin=False):
@@ -129,7 +121,7 @@ def log_refusal(environ, reason):
 
 
 def csrf_stage(next_app, enabled=True, trusted_origins='',
-               require_origin=False):
+               require_origin=False, build=None):
     """The stage factory: CSRFStage when enabled, else ``next_app``."""
     try:
         trusted = parse_origins(trusted_origins)
@@ -142,6 +134,4 @@ def csrf_stage(next_app, enabled=True, trusted_origins='',
 
 
 csrf_stage.settings_schema = ICSRFSettings
-csrf_stage.reads = reads
-csrf_stage.reads_if_present = reads_if_present
-csrf_stage.writes = writes
+csrf_stage.contract = Contract(reads=(keys.REQUEST_KEY,))

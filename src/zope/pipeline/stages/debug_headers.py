@@ -15,6 +15,7 @@ from zope.interface import Interface
 from zope.schema import Bool
 
 from zope.pipeline import environ as keys
+from zope.pipeline.contract import Contract
 
 PID_HEADER = 'X-Pipeline-Pid'
 ATTEMPT_HEADER = 'X-Pipeline-Attempt'
@@ -28,20 +29,10 @@ class IDebugHeadersSettings(Interface):
                    default=False, required=False)
 
 
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = ()
-reads_if_present = (keys.ATTEMPT,)
-writes = ()
-
-
 class DebugHeaders:
     """Add the serving process id (and the attempt) to every response."""
 
     settings_schema = IDebugHeadersSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
 
     def __init__(self, next_app):
         self.next_app = next_app
@@ -66,7 +57,7 @@ def debug_headers(environ):
     return headers
 
 
-def debug_headers_stage(next_app, enabled=False):
+def debug_headers_stage(next_app, enabled=False, build=None):
     """The stage factory: DebugHeaders when enabled, else ``next_app``."""
     if not enabled:
         return next_app
@@ -74,6 +65,4 @@ def debug_headers_stage(next_app, enabled=False):
 
 
 debug_headers_stage.settings_schema = IDebugHeadersSettings
-debug_headers_stage.reads = reads
-debug_headers_stage.reads_if_present = reads_if_present
-debug_headers_stage.writes = writes
+debug_headers_stage.contract = Contract(reads_if_present=(keys.ATTEMPT,))

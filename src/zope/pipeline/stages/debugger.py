@@ -24,6 +24,7 @@ import ipaddress
 import logging
 
 from zope.pipeline import environ as keys
+from zope.pipeline.contract import Contract
 from zope.pipeline.wsgi import ClosingIterator
 from zope.pipeline.wsgi import plain_response
 
@@ -35,11 +36,6 @@ FORWARDING_HEADERS = ('HTTP_FORWARDED', 'HTTP_X_FORWARDED_FOR',
                       'HTTP_X_FORWARDED_HOST', 'HTTP_X_FORWARDED_PROTO',
                       'HTTP_X_FORWARDED_SERVER', 'HTTP_X_REAL_IP',
                       'HTTP_VIA')
-
-#: The stage contract (zope.pipeline.contract).
-reads = ()
-reads_if_present = ()
-writes = (keys.DEBUGGER, keys.DEBUGGER_BODIES)
 
 
 def is_local(environ):
@@ -59,12 +55,10 @@ def asks_the_debugger(environ):
 
 class DebuggerStage:
     """werkzeug's DebuggedApplication for local clients only."""
+    contract = Contract(writes=(keys.DEBUGGER, keys.DEBUGGER_BODIES))
 
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build=None):
         try:
             from werkzeug.debug import DebuggedApplication
         except ImportError:

@@ -33,6 +33,7 @@ from zope.schema import Int
 
 from zope.pipeline import environ as keys
 from zope.pipeline.components import remember
+from zope.pipeline.contract import Contract
 from zope.pipeline.hosts import on_host
 from zope.pipeline.responses import emit
 from zope.pipeline.wsgi import close_iterable
@@ -57,11 +58,6 @@ class IFixRelativeLinksSettings(Interface):
                      default=8192, min=64)
 
 
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = (keys.REQUEST_KEY, keys.RESPONSE_KEY)
-reads_if_present = (keys.DEFAULT_VIEW,)
-writes = ()
 # -- the filter
 
 def read_head(iterator, scan_limit):
@@ -189,11 +185,11 @@ class FixRelativeLinksStage:
     """Insert <base> (or redirect) for pages reached by a default view."""
 
     settings_schema = IFixRelativeLinksSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
+    contract = Contract(
+        reads=(keys.REQUEST_KEY, keys.RESPONSE_KEY),
+        reads_if_present=(keys.DEFAULT_VIEW,))
 
-    def __init__(self, next_app, mode='base', scan_limit=8192):
+    def __init__(self, next_app, mode='base', scan_limit=8192, build=None):
         self.next_app = next_app
         self.redirect = mode == 'redirect'
         self.base_filter = BaseTagFilter(scan_limit)

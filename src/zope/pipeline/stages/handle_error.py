@@ -79,6 +79,7 @@ from zope.security.management import queryInteraction
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
+from zope.pipeline.contract import Contract
 from zope.pipeline.debugpage import debug_html
 from zope.pipeline.errors import DEFAULT_RETRY_AFTER
 from zope.pipeline.errors import BadInput
@@ -106,22 +107,6 @@ class IHandleErrorSettings(Interface):
     debug = Bool(title='Show tracebacks in error pages (never in '
                        'production)', default=False, required=False)
 
-
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = (keys.REQUEST_KEY,)
-reads_if_present = (
-    keys.RETRIES_LEFT,
-    keys.TRANSACTION_MANAGER,
-    keys.CONTEXT,
-    keys.ATTEMPT,
-    keys.OUTPUT_FILTERS,
-    keys.HANDLE_ERRORS,
-    keys.RETRY_AFTER,
-    keys.POWERED_BY,
-    keys.DEBUGGER,
-)
-writes = ()
 
 REASONS = {400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
            404: 'Not Found', 405: 'Method Not Allowed',
@@ -303,9 +288,12 @@ class HandleErrorStage:
     """Render exceptions raised by the stages inside it."""
 
     settings_schema = IHandleErrorSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
+    contract = Contract(
+        reads=(keys.REQUEST_KEY,),
+        reads_if_present=(keys.RETRIES_LEFT, keys.TRANSACTION_MANAGER,
+                          keys.CONTEXT, keys.ATTEMPT, keys.OUTPUT_FILTERS,
+                          keys.HANDLE_ERRORS, keys.RETRY_AFTER,
+                          keys.POWERED_BY, keys.DEBUGGER))
 
     def __init__(self, next_app, debug=False, build=None):
         self.next_app = next_app

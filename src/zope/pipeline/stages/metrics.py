@@ -5,9 +5,11 @@ until ``close()`` of the body it returns (so streaming counts), and counts
 the bytes and blocks the server gets through the body and through the
 ``write()`` callable.  The request's ``Record`` goes into the environ
 (``zope.pipeline.metrics.record``); the retry stage copies the environ per
-attempt, but shallowly, so every attempt's environ holds the same record,
-and the small inner stage ``metrics_view`` (just around ``call``) copies
-the published view's name into it.  Attempts come from
+attempt, but shallowly, so every attempt's environ holds the same record.
+The published view's name is ``zope.pipeline.view`` (``environ.VIEW_NAME``),
+which the call stage (or the response cache, for a page it answers)
+declares as a result of its contract: the retry stage copies it back to
+this stage's environ after each attempt.  Attempts come from
 ``zope.pipeline.attempt`` after the response and, for attempts that end
 in the retry stage's own 503, from its ``IBeforeRetry`` event.
 
@@ -45,6 +47,7 @@ from zope.schema import Int
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
+from zope.pipeline.contract import Contract
 from zope.pipeline.metrics import IMetricsRuntime
 from zope.pipeline.metrics import modwsgi as modwsgi_server
 from zope.pipeline.metrics.collector import Collector
@@ -91,13 +94,6 @@ class IMetricsSettings(Interface):
                             'state files', default=60, min=2)
     modwsgi = Bool(title="Read mod_wsgi's own request metrics too, where "
                          'mod_wsgi is the server', default=True)
-
-
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = ()
-reads_if_present = (keys.UNMETERED, keys.ATTEMPT)
-writes = (keys.RECORD_KEY,)
 
 
 def check_settings(statsd, buckets):
@@ -157,16 +153,16 @@ class MetricsStage:
     """Measure every request."""
 
     settings_schema = IMetricsSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
+    contract = Contract(
+        reads_if_present=(keys.UNMETERED, keys.ATTEMPT, keys.VIEW_NAME),
+        writes=(keys.RECORD_KEY,))
 
     def __init__(self, next_app, step=10.0, rows=360, heartbeat=0.0,
                  threads=0, state_dir='', statsd='',
                  statsd_prefix='zope.pipeline',
                  buckets=IMetricsSettings['buckets'].default,
                  flush_interval=1.0, chart_steps=60, modwsgi=True,
-                 clock=time.time):
+                 clock=time.time, build=None):
         self.next_app = next_app
         bounds = check_settings(statsd, buckets)
         self.clock = clock
@@ -206,11 +202,13 @@ class MetricsStage:
         except BaseException:
             if not record.status:
                 record.status = '500 Internal Server Error'
+            record.view = environ.get(keys.VIEW_NAME)
             collector.finish(record, clock())
             raise
         if environ.get(keys.UNMETERED):
             collector.forget(record)
             return result
+        record.view = environ.get(keys.VIEW_NAME)
         attempt = environ.get(keys.ATTEMPT)
         if attempt is not None and attempt > record.attempt:
             record.attempt = attempt

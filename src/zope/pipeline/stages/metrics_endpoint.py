@@ -29,6 +29,7 @@ from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
 from zope.pipeline.addresses import AddressList
+from zope.pipeline.contract import Contract
 from zope.pipeline.metrics import IMetricsRuntime
 from zope.pipeline.metrics import prometheus
 from zope.pipeline.wsgi import plain_response
@@ -54,13 +55,6 @@ class IMetricsEndpointSettings(Interface):
     require_token = Bool(title='Serve the endpoint only with a token (no '
                                'token set: the endpoint is off)',
                          default=False)
-
-
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = (keys.CLIENT_ADDRESS,)
-reads_if_present = ()
-writes = (keys.UNMETERED,)
 
 
 def read_token(token, token_file):
@@ -100,12 +94,10 @@ class MetricsEndpointStage:
     """Answer the Prometheus endpoint for allowed clients."""
 
     settings_schema = IMetricsEndpointSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
+    contract = Contract(reads=(keys.CLIENT_ADDRESS,), writes=(keys.UNMETERED,))
 
     def __init__(self, next_app, path='/_metrics', allow=LOOPBACK, token='',
-                 token_file='', require_token=False):
+                 token_file='', require_token=False, build=None):
         self.next_app = next_app
         self.path = check_path(path)
         self.allow = AddressList(allow, 'metrics_endpoint.allow')

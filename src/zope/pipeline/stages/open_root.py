@@ -42,6 +42,7 @@ from zope.schema import Field
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
+from zope.pipeline.contract import Contract
 from zope.pipeline.responsecache import RECORDING
 from zope.pipeline.responsecache import install
 from zope.pipeline.scene import RequestTransactionManager
@@ -126,13 +127,6 @@ class IOpenRootSettings(Interface):
               'a new root application', default='', required=False)
 
 
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = ()
-reads_if_present = ()
-writes = (keys.CONNECTION, keys.TRANSACTION_MANAGER, keys.ROOT, keys.ROOT_NAME)
-
-
 def release(connection, manager):
     """Abort anything left open and return the connection to the pool."""
     try:
@@ -149,9 +143,9 @@ class OpenRootStage:
     """One connection, one transaction manager per request."""
 
     settings_schema = IOpenRootSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
+    contract = Contract(
+        writes=(keys.CONNECTION, keys.TRANSACTION_MANAGER, keys.ROOT,
+                keys.ROOT_NAME))
 
     def __init__(self, next_app, zodb_config='', root_name='Application',
                  root_factory='zope.pipeline.storage.create_root_folder',

@@ -50,6 +50,7 @@ from zope.schema import Int
 
 from zope.pipeline import environ as keys
 from zope.pipeline import factories
+from zope.pipeline.contract import Contract
 from zope.pipeline.errors import BadInput
 from zope.pipeline.errors import PayloadTooLarge
 
@@ -106,13 +107,6 @@ DEFAULT_LIMITS = FormLimits(
     IProcessInputsSettings['max_query_fields'].default,
     IProcessInputsSettings['max_field_markers'].default,
     IProcessInputsSettings['max_default_fields'].default)
-
-
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = (keys.REQUEST_KEY,)
-reads_if_present = ()
-writes = ()
 
 
 def check_body(environ, limits=DEFAULT_LIMITS):
@@ -301,9 +295,7 @@ class ProcessInputsStage:
     """Read the request's input; input it cannot understand is a 400."""
 
     settings_schema = IProcessInputsSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
+    contract = Contract(reads=(keys.REQUEST_KEY,))
 
     def __init__(self, next_app, max_query_fields=400, max_field_markers=8,
                  max_default_fields=16, xmlrpc_max_body=1 << 20,

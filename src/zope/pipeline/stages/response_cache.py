@@ -65,6 +65,7 @@ from zope.schema import Int
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
+from zope.pipeline.contract import Contract
 from zope.pipeline.responsecache import RECORDING
 from zope.pipeline.responsecache import Entry
 from zope.pipeline.responsecache import Learned
@@ -103,13 +104,6 @@ class IResponseCacheSettings(Interface):
         default='', required=False)
 
 
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = (keys.CONNECTION, keys.TRANSACTION_MANAGER, keys.REQUEST_KEY)
-reads_if_present = (keys.REQUEST_TYPE, keys.PUBLISHED, keys.VIEW_NAME,
-                    keys.VH_DIRECTIVES, keys.SITE_ROOT, keys.RECORD_KEY)
-writes = ()
-
 #: What the server (or virtual_host) sets that a page's URL and answer
 #: are made of, in every key.
 KEY_ENVIRON = ('wsgi.url_scheme', 'HTTPS', 'HTTP_HOST', 'SERVER_NAME',
@@ -142,9 +136,6 @@ class ResponseCacheStage:
     """Serve stored pages while what they read is unchanged."""
 
     settings_schema = IResponseCacheSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
 
     def __init__(self, next_app, max_bytes=64 << 20,
                  max_entry_bytes=1 << 20, cache_control='no-cache',
@@ -218,9 +209,7 @@ class ResponseCacheStage:
 
     def hit(self, environ, start_response, entry):
         self.count(environ, 'hits')
-        record = environ.get(keys.RECORD_KEY)
-        if record is not None:
-            record.view = entry.view
+        environ[keys.VIEW_NAME] = entry.view
         inm = environ.get('HTTP_IF_NONE_MATCH')
         if inm and etag_matches(inm, entry.etag):
             return not_modified(start_response, entry.headers)
@@ -358,6 +347,9 @@ def response_cache_stage(next_app, enabled=False, build=None, **settings):
 
 
 response_cache_stage.settings_schema = IResponseCacheSettings
-response_cache_stage.reads = reads
-response_cache_stage.reads_if_present = reads_if_present
-response_cache_stage.writes = writes
+response_cache_stage.contract = Contract(
+    reads=(keys.CONNECTION, keys.TRANSACTION_MANAGER, keys.REQUEST_KEY),
+    reads_if_present=(keys.REQUEST_TYPE, keys.PUBLISHED, keys.VIEW_NAME,
+                      keys.VH_DIRECTIVES, keys.SITE_ROOT, keys.RECORD_KEY),
+    writes=(keys.VIEW_NAME,),
+    results=(keys.VIEW_NAME,))

@@ -3,7 +3,9 @@
 The request body is read once, to its end (chunked bodies included), into
 memory or, above ``retry.spool_threshold`` bytes, a temporary file
 (``zope.pipeline.bodies``); each attempt gets a fresh copy of the environ
-reading that body from the start.
+reading that body from the start; the keys the stages inside declare as
+results (``Contract.results``: the published view's name) are copied
+back from it after each attempt, for the outer stages (metrics).
 What an attempt sent (status, headers, cookies, data given to ``write()``)
 is held back until the attempt succeeds, so nothing of a failed attempt
 reaches the client.  A retried error is logged at INFO in one line (a
@@ -32,6 +34,8 @@ from zope.pipeline.bodies import BodyTooLarge
 from zope.pipeline.bodies import UnreadableBody
 from zope.pipeline.bodies import read_body
 from zope.pipeline.components import notify
+from zope.pipeline.contract import Contract
+from zope.pipeline.contract import result_keys
 from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_transient
 from zope.pipeline.errors import is_unavailable
@@ -73,15 +77,6 @@ class IRetrySettings(Interface):
                       default=1, min=0)
 
 
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = ()
-reads_if_present = ()
-writes = (keys.ATTEMPT, keys.RETRIES_LEFT, keys.RETRY_AFTER, 'wsgi.input',
-          'CONTENT_LENGTH')
-
-
-
 @implementer(IBeforeRetry)
 class BeforeRetry:
     """Notified when an attempt failed transiently and another follows."""
@@ -96,12 +91,13 @@ class RetryStage:
     """Buffer the body; re-run transient failures with a jittered backoff."""
 
     settings_schema = IRetrySettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
+    contract = Contract(
+        writes=(keys.ATTEMPT, keys.RETRIES_LEFT, keys.RETRY_AFTER,
+                'wsgi.input', 'CONTENT_LENGTH'))
 
     def __init__(self, next_app, attempts=10, backoff=0.05, backoff_cap=0.5,
-                 spool_threshold=1 << 20, max_body=100 << 20, retry_after=1):
+                 spool_threshold=1 << 20, max_body=100 << 20, retry_after=1,
+                 build=None):
         self.next_app = next_app
         self.attempts = attempts
         self.backoff = backoff
@@ -109,6 +105,11 @@ class RetryStage:
         self.spool_threshold = spool_threshold
         self.max_body = max_body
         self.retry_after = retry_after
+        #: The keys the stages inside declare as results (the published
+        #: view's name): copied from each attempt's environ to this one,
+        #: for the outer stages (metrics) to read on the way back.
+        self.results = (result_keys(build.registry.stages)
+                        if build is not None else ())
 
     # -- attempts
 
@@ -175,6 +176,10 @@ class RetryStage:
                     return self.give_up(environ, start_response, error,
                                         attempt)
                 self.before_retry(attempt_environ, error, attempt)
+            finally:
+                for key in self.results:
+                    if key in attempt_environ:
+                        environ[key] = attempt_environ[key]
             attempt += 1
 
     def before_retry(self, environ, error, attempt):

@@ -25,6 +25,7 @@ from zope.interface import Interface
 from zope.schema import ASCIILine
 from zope.schema import Bool
 
+from zope.pipeline.contract import Contract
 from zope.pipeline.wsgi import NOSNIFF
 
 FRAME_OPTIONS = 'X-Frame-Options'
@@ -50,13 +51,6 @@ class ISecurityHeadersSettings(Interface):
     nosniff = Bool(
         title='X-Content-Type-Options: nosniff on every response',
         default=True, required=False)
-
-
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = ()
-reads_if_present = ()
-writes = ()
 
 
 def frame_options_header(value):
@@ -102,9 +96,6 @@ class SecurityHeadersStage:
     """Add the configured headers to every response that lacks them."""
 
     settings_schema = ISecurityHeadersSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
 
     def __init__(self, next_app, headers):
         self.next_app = next_app
@@ -131,7 +122,7 @@ class SecurityHeadersStage:
 
 
 def security_headers_stage(next_app, frame_options='SAMEORIGIN',
-                           frame_ancestors="'self'", nosniff=True):
+                           frame_ancestors="'self'", nosniff=True, build=None):
     """The stage factory: SecurityHeadersStage with the headers the
     settings ask for, or ``next_app`` itself when they ask for none."""
     headers = [header for header in (
@@ -144,6 +135,4 @@ def security_headers_stage(next_app, frame_options='SAMEORIGIN',
 
 
 security_headers_stage.settings_schema = ISecurityHeadersSettings
-security_headers_stage.reads = reads
-security_headers_stage.reads_if_present = reads_if_present
-security_headers_stage.writes = writes
+security_headers_stage.contract = Contract()

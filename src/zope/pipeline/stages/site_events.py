@@ -17,17 +17,11 @@ from zope.pipeline import environ as keys
 from zope.pipeline.components import notify_event
 from zope.pipeline.components import notify_object_event
 from zope.pipeline.components import unheard_object_event
+from zope.pipeline.contract import Contract
 
 
 class ISiteEventsSettings(Interface):
     """site_events has no settings."""
-
-
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = (keys.REQUEST_KEY,)
-reads_if_present = (keys.PUBLISHED,)
-writes = ()
 
 
 def before_traverse(request, ob):
@@ -53,14 +47,14 @@ class SiteEventsStage:
     """Events around traversal; the site never outlives the request."""
 
     settings_schema = ISiteEventsSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
+    contract = Contract(
+        reads=(keys.REQUEST_KEY,),
+        reads_if_present=(keys.PUBLISHED,))
 
     #: Assembled into the chain when it compiles (see IStageFactory).
     traversal_hooks = (before_traverse,)
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build=None):
         self.next_app = next_app
         setHooks()
 

@@ -25,6 +25,7 @@ from zope.interface import Interface
 from zope.interface import implementer
 
 from zope.pipeline import environ as keys
+from zope.pipeline.contract import Contract
 from zope.pipeline.errors import CommitOutcomeUnknown
 from zope.pipeline.errors import describe_error
 from zope.pipeline.errors import is_unreachable
@@ -35,13 +36,6 @@ from zope.pipeline.wsgi import close_iterable
 
 class ITransactionSettings(Interface):
     """transaction has no settings."""
-
-
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = (keys.TRANSACTION_MANAGER, keys.REQUEST_KEY, keys.REQUEST_TYPE)
-reads_if_present = ()
-writes = ()
 
 
 def annotate(txn, environ):
@@ -59,11 +53,10 @@ class TransactionStage:
     """Begin; on success annotate and commit before starting the response."""
 
     settings_schema = ITransactionSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
+    contract = Contract(
+        reads=(keys.TRANSACTION_MANAGER, keys.REQUEST_KEY, keys.REQUEST_TYPE))
 
-    def __init__(self, next_app):
+    def __init__(self, next_app, build=None):
         self.next_app = next_app
 
     def __call__(self, environ, start_response):

@@ -37,8 +37,6 @@ an event after traversal (grokcore.view's ``AfterTraversalEvent``) has it
 sent here, with the published object.
 """
 
-import functools
-
 from zope.configuration.exceptions import ConfigurationError
 from zope.event import notify
 from zope.interface import Interface
@@ -49,11 +47,8 @@ from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
 from zope.pipeline import paths
-from zope.pipeline.publication import Publication
-from zope.pipeline.publication import ViewCheckedPublication
-from zope.pipeline.securitymodels import BARE_VIEW_INTERFACES
-from zope.pipeline.securitymodels import VIEW_CHECKED
-from zope.pipeline.securitymodels import trusted_view_interfaces
+from zope.pipeline.contract import Contract
+from zope.pipeline.securitymodels import PROXIED_MODEL
 from zope.pipeline.traversers import parse_attribute_names
 
 
@@ -65,13 +60,6 @@ class ITraverseSettings(Interface):
         title="Attribute names (space separated; '*' for any) that "
               "++attribute++ may publish over XML-RPC besides the methods "
               "of XML-RPC views", default='', required=False)
-
-
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = (keys.REQUEST_KEY, keys.ROOT)
-reads_if_present = (keys.TRAVERSAL_HOOKS, keys.VH_DIRECTIVES)
-writes = (keys.CONTEXT, keys.PUBLISHED, keys.DEFAULT_VIEW)
 
 
 def has_method_suffix(request):
@@ -109,25 +97,14 @@ def error_location(published):
     return ProxyFactory(getattr(bare, '__self__', bare))
 
 
-def publication_factory(build):
-    """The ``request.publication`` class of the chain's security model,
-    called as ``factory(hooks, environ, context_key, xmlrpc_attributes)``
-    (for view-checked, with the views it trusts bare as they are loaded
-    when the chain is built)."""
-    if build is None or build.security != VIEW_CHECKED:
-        return Publication
-    return functools.partial(
-        ViewCheckedPublication, trusted_views=trusted_view_interfaces(),
-        bare_views=trusted_view_interfaces(BARE_VIEW_INTERFACES))
-
-
 class TraverseStage:
     """Traverse the request's path from the root application."""
 
     settings_schema = ITraverseSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
+    contract = Contract(
+        reads=(keys.REQUEST_KEY, keys.ROOT),
+        reads_if_present=(keys.TRAVERSAL_HOOKS, keys.VH_DIRECTIVES),
+        writes=(keys.CONTEXT, keys.PUBLISHED, keys.DEFAULT_VIEW))
 
     def __init__(self, next_app, xmlrpc_attributes='', build=None):
         self.next_app = next_app
@@ -137,9 +114,9 @@ class TraverseStage:
         #: ``publication(hooks, environ, context_key, xmlrpc_attributes)``
         #: (``zope-pipeline explain`` puts one that records each step in
         #: its place).
-        self.publication = publication_factory(build)
-        self.locates_errors_at_published = (
-            build is not None and build.security == VIEW_CHECKED)
+        model = build.security_model if build is not None else PROXIED_MODEL
+        self.publication = model.publication_factory()
+        self.locates_errors_at_published = model.locates_errors_at_published
         self.after_traversal_event = (
             build.after_traversal_event if build is not None else None)
         try:

@@ -47,6 +47,7 @@ from zope.pipeline.addresses import AddressList
 from zope.pipeline.addresses import address_text
 from zope.pipeline.addresses import node_address
 from zope.pipeline.addresses import parse_address
+from zope.pipeline.contract import Contract
 from zope.pipeline.hosts import ANSWERS_KEPT
 from zope.pipeline.hosts import DEFAULT_PORTS
 from zope.pipeline.hosts import HOST_RE
@@ -88,20 +89,6 @@ class IVirtualHostSettings(Interface):
         title="Set HTTPS=on when wsgi.url_scheme is https (zope.publisher "
               "builds URLs from it)", default=True, required=False)
 
-
-#: The stage contract (zope.pipeline.contract): the environ keys this
-#: stage needs, reads when present, and writes.
-reads = ()
-reads_if_present = (keys.SITE_ROOT,)
-writes = (
-    keys.CLIENT_ADDRESS,
-    keys.VH_DIRECTIVES,
-    'PATH_INFO',
-    'HTTP_HOST',
-    'SERVER_PORT',
-    'wsgi.url_scheme',
-    'HTTPS',
-)
 
 FORWARDED_KEYS = ('HTTP_FORWARDED', 'HTTP_X_FORWARDED_HOST',
                   'HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_PORT',
@@ -295,13 +282,14 @@ class VirtualHostStage:
     answer allowed hosts only."""
 
     settings_schema = IVirtualHostSettings
-    reads = reads
-    reads_if_present = reads_if_present
-    writes = writes
+    contract = Contract(
+        reads_if_present=(keys.SITE_ROOT,),
+        writes=(keys.CLIENT_ADDRESS, keys.VH_DIRECTIVES, 'PATH_INFO',
+                'HTTP_HOST', 'SERVER_PORT', 'wsgi.url_scheme', 'HTTPS'))
 
     def __init__(self, next_app, trusted_proxies='', allowed_hosts=LOOPBACK,
                  vh_from_anyone=False, set_https=True,
-                 forwarded_headers='x-forwarded'):
+                 forwarded_headers='x-forwarded', build=None):
         self.next_app = next_app
         self.proxies = AddressList(trusted_proxies,
                                    'virtual_host.trusted_proxies')

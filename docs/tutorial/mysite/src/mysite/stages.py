@@ -6,6 +6,8 @@ import time
 from zope.interface import Interface
 from zope.schema import ASCIILine
 
+from zope.pipeline.contract import Contract
+
 
 class IServerTimingSettings(Interface):
     """The ini settings of the stage: ``server_timing.<name>``."""
@@ -21,10 +23,12 @@ class ServerTimingStage:
     #: The stage contract: the environ keys it needs and those it sets
     #: (none: it only adds a header to the response).  zope.pipeline
     #: checks it when the chain compiles; show-pipeline prints it.
-    reads = ()
-    writes = ()
+    contract = Contract()
 
-    def __init__(self, next_app, metric='app'):
+    #: zope.pipeline calls a stage factory as ``factory(next_app,
+    #: build=build, **settings)``: ``build`` is the chain being built
+    #: (IBuildContext), which this stage does not need.
+    def __init__(self, next_app, build=None, metric='app'):
         self.next_app = next_app
         self.metric = metric
 
