@@ -92,7 +92,7 @@ def test_unknown_key_without_a_dot_fails(tmp_path, clean_zope):
         "Unknown setting 'count' in the application section of %s: settings "
         "are '<stage>.<key>' or one of: debugger, demo, development, "
         "principals_zcml, "
-        "site_zcml, template_cache." % ini)
+        "site_zcml, speedups, template_cache." % ini)
 
 
 @pytest.mark.parametrize('line, expected', [
