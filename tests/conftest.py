@@ -84,6 +84,28 @@ def test_process_keeps_its_user(monkeypatch):
     monkeypatch.setattr(layout, 'drop_privileges', refuse)
 
 
+@pytest.fixture(autouse=True, scope='session')
+def speedups_as_applications_have_them():
+    """zope.pipeline._speedups installed as ``make_app`` installs them
+    (left out with ZOPE_PIPELINE_SPEEDUPS=0), for the tests that make no
+    application too: every test sees the code a request would run."""
+    from zope.pipeline import _speedups
+    _speedups.apply()
+    yield
+
+
+@pytest.fixture
+def component_speedups():
+    """zope.pipeline._speedups' zope_component installed for the test,
+    whatever ZOPE_PIPELINE_SPEEDUPS says: tests of what it tells."""
+    from zope.pipeline._speedups import zope_component
+    installed = bool(zope_component._stock)
+    zope_component.install()
+    yield
+    if not installed:
+        zope_component.uninstall()
+
+
 @pytest.fixture
 def clean_zope():
     """A clean component registry, security and site before and after."""

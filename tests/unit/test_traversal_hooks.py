@@ -2,8 +2,9 @@
 they would do if site_events sent every BeforeTraverseEvent through
 zope.event (it makes the event only when a handler hears it,
 ``components.notify_object_event``): every scenario runs both ways and
-compares.  Handlers, sites, interfaces and utilities added later are
-seen."""
+compares, with zope.pipeline._speedups' zope_component installed and
+without.  Nothing is remembered: handlers, sites, interfaces and
+utilities added later are seen."""
 
 import pytest
 import zope.event
@@ -30,6 +31,7 @@ from zope.site.site import threadSiteSubscriber
 from zope.traversing.interfaces import BeforeTraverseEvent
 from zope.traversing.interfaces import IBeforeTraverseEvent
 
+from zope.pipeline._speedups import zope_component
 from zope.pipeline.stages.authenticate import authenticate_at_site
 from zope.pipeline.stages.site_events import before_traverse
 
@@ -69,13 +71,22 @@ class Authentication:
         return self.anonymous
 
 
-@pytest.fixture
-def registry(clean_zope):
+@pytest.fixture(params=['stock', 'speedups'])
+def registry(request, clean_zope):
+    installed = bool(zope_component._stock)
+    if request.param == 'stock':
+        zope_component.uninstall()
+    else:
+        zope_component.install()
     setHooks()
     gsm = getGlobalSiteManager()
     gsm.registerHandler(objectEventNotify)
     yield gsm
     setSite(None)
+    if installed:
+        zope_component.install()
+    else:
+        zope_component.uninstall()
 
 
 heard = []
