@@ -95,15 +95,15 @@ def speedups_as_applications_have_them():
 
 
 @pytest.fixture
-def component_speedups():
-    """zope.pipeline._speedups' zope_component installed for the test,
-    whatever ZOPE_PIPELINE_SPEEDUPS says: tests of what it tells."""
+def component_speedups(monkeypatch):
+    """zope.pipeline._speedups' zope_component in place for the test,
+    whatever ZOPE_PIPELINE_SPEEDUPS says: tests of what it tells.  Put
+    in place by ``monkeypatch``, so that a test's own patches of
+    ``components`` are undone in order."""
+    from zope.pipeline import components
     from zope.pipeline._speedups import zope_component
-    installed = bool(zope_component._stock)
-    zope_component.install()
-    yield
-    if not installed:
-        zope_component.uninstall()
+    for name in zope_component.REPLACED:
+        monkeypatch.setattr(components, name, getattr(zope_component, name))
 
 
 @pytest.fixture
