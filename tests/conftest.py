@@ -84,6 +84,28 @@ def test_process_keeps_its_user(monkeypatch):
     monkeypatch.setattr(layout, 'drop_privileges', refuse)
 
 
+@pytest.fixture(autouse=True, scope='session')
+def speedups_as_applications_have_them():
+    """zope.pipeline._speedups installed as ``make_app`` installs them
+    (left out with ZOPE_PIPELINE_SPEEDUPS=0), for the tests that make no
+    application too: every test sees the code a request would run."""
+    from zope.pipeline import _speedups
+    _speedups.apply()
+    yield
+
+
+@pytest.fixture
+def component_speedups(monkeypatch):
+    """zope.pipeline._speedups' zope_component in place for the test,
+    whatever ZOPE_PIPELINE_SPEEDUPS says: tests of what it tells.  Put
+    in place by ``monkeypatch``, so that a test's own patches of
+    ``components`` are undone in order."""
+    from zope.pipeline import components
+    from zope.pipeline._speedups import zope_component
+    for name in zope_component.REPLACED:
+        monkeypatch.setattr(components, name, getattr(zope_component, name))
+
+
 @pytest.fixture
 def clean_zope():
     """A clean component registry, security and site before and after."""

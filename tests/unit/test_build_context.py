@@ -23,12 +23,13 @@ def stage_app(publisher, request_type, name):
     return next(stage.app for stage in chain.stages if stage.name == name)
 
 
-def test_traversal_hooks_of_site_events_and_authenticate_run_as_one(
+def test_traversal_hooks_of_site_events_and_authenticate_run_in_turn(
         publisher):
-    from zope.pipeline.sitehooks import site_hook
+    from zope.pipeline.stages.authenticate import authenticate_at_site
+    from zope.pipeline.stages.site_events import before_traverse
     for request_type in ('browser', 'xmlrpc', 'http'):
         traverse = stage_app(publisher, request_type, 'traverse')
-        assert traverse.hooks == [site_hook]
+        assert traverse.hooks == [before_traverse, authenticate_at_site]
 
 
 def test_traversal_hooks_are_assembled_in_chain_order():

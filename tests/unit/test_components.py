@@ -1,7 +1,10 @@
-"""zope.pipeline.components: notify calls the handlers zope.event.notify
-calls, in the same order, and query_multi_adapter finds what
-zope.component.queryMultiAdapter finds; both are zope.component's own
-whenever anything else is installed."""
+"""zope.pipeline.components, stock and with zope.pipeline._speedups'
+zope_component installed (every test runs both ways): the events are
+heard by the handlers zope.event.notify calls, in the same order, made
+only when one hears them; query_multi_adapter finds what
+zope.component.queryMultiAdapter finds, query_adapter what the
+interface finds.  The speedups' own lookups (``fast``) call
+zope.component whenever anything else is installed."""
 
 import contextlib
 
@@ -34,6 +37,23 @@ from zope.traversing.interfaces import BeforeTraverseEvent
 from zope.traversing.interfaces import IBeforeTraverseEvent
 
 from zope.pipeline import components as events
+from zope.pipeline._speedups import zope_component as fast
+
+
+@pytest.fixture(autouse=True, params=['stock', 'speedups'])
+def seam(request):
+    """``components`` as it is without the speedups, then with them;
+    left as the session had it."""
+    installed = bool(fast._stock)
+    if request.param == 'stock':
+        fast.uninstall()
+    else:
+        fast.install()
+    yield request.param
+    if installed:
+        fast.install()
+    else:
+        fast.uninstall()
 
 
 class IContent(Interface):
@@ -156,7 +176,7 @@ def test_an_object_event_calls_the_handlers_zope_event_calls(
         events.notify_object_event(event_class, content,
                                    *event_arguments(event_class))
         assert calls == expected
-        handlers = events.object_event_handlers(event_class, content)
+        handlers = fast.object_event_handlers(event_class, content)
         assert handlers is None or bool(handlers) == bool(expected)
     finally:
         zope.testing.cleanup.cleanUp()
@@ -166,7 +186,7 @@ def test_a_handler_registered_later_is_called(hooked):
     content = Content()
     calls = []
     events.notify_object_event(BeforeTraverseEvent, content, None)
-    assert events.object_event_handlers(BeforeTraverseEvent, content) == []
+    assert fast.object_event_handlers(BeforeTraverseEvent, content) == []
     provideHandler(recorder(calls, 'later'), (IContent, IBeforeTraverseEvent))
     events.notify_object_event(BeforeTraverseEvent, content, None)
     assert calls == [('later', 'Content', 'BeforeTraverseEvent')]
@@ -215,7 +235,7 @@ def test_zope_event_is_called_when_anything_else_is_installed(hooked):
     from zope.component import getSiteManager
     getSiteManager.sethook(lambda context=None: object())
     try:
-        assert events.object_event_handlers(BeforeTraverseEvent,
+        assert fast.object_event_handlers(BeforeTraverseEvent,
                                             content) is None
     finally:
         getSiteManager.reset()
@@ -402,7 +422,7 @@ def test_only_zope_interfaces_own_methods_are_gone_around(hooked, check):
     that is no ``Components``, a registry without the method, a method
     replaced on the class or on the registry (a plain function, or
     another bound method) leave it to them."""
-    registry_of = getattr(events, check)
+    registry_of = getattr(fast, check)
     method = {'subscription_registry': 'subscribers',
               'lookup_registry': 'queryMultiAdapter'}[check]
     global_site_manager = getGlobalSiteManager()
@@ -677,7 +697,7 @@ def test_a_proxied_objects_adapter_is_found_by_the_hooks_own_lookup(
     from zope.security.proxy import Proxy
     proxied = Proxy(make(), NamesChecker(()))
     with site(site_adapters if in_site else None):
-        assert events.hooked_lookup1(interface) is not None
+        assert fast.hooked_lookup1(interface) is not None
         expected = outcome(lambda: interface(proxied, None))
         got = outcome(lambda: events.query_adapter(proxied, interface))
     assert got == expected
@@ -695,7 +715,7 @@ def test_another_adapter_hook_is_asked_for_a_proxied_object(single_adapters):
 
     adapter_hooks.insert(0, hook)
     try:
-        assert events.hooked_lookup1(IPlainEvent) is None
+        assert fast.hooked_lookup1(IPlainEvent) is None
         proxied = Proxy(object(), NamesChecker(()))
         assert events.query_adapter(proxied, IPlainEvent) == \
             ('hooked', IPlainEvent)
@@ -717,7 +737,7 @@ def test_a_replaced_site_hook_is_asked_for_a_proxied_object(single_adapters):
 
     siteinfo.adapter_hook = adapter_hook
     try:
-        assert events.hooked_lookup1(IPlainEvent) is None
+        assert fast.hooked_lookup1(IPlainEvent) is None
         proxied = Proxy(Content(), NamesChecker(()))
         assert events.query_adapter(proxied, IPlainEvent) is None
     finally:
@@ -735,7 +755,7 @@ def test_an_unhooked_component_lookup_is_asked_for_a_proxied_object(
     from zope.security.proxy import Proxy
     resetHooks()
     provideAdapter(Adapted, (IContent,), IPlainEvent)
-    assert events.hooked_lookup1(IPlainEvent) is None
+    assert fast.hooked_lookup1(IPlainEvent) is None
     proxied = Proxy(Content(), NamesChecker(()))
     assert outcome(lambda: events.query_adapter(proxied, IPlainEvent)) == \
         (Adapted, proxied)
@@ -752,7 +772,7 @@ def test_an_interface_with_its_own_adapt_is_asked_for_a_proxy(hooked):
             return ('adapted by the interface', ob)
 
     proxied = Proxy(Content(), NamesChecker(()))
-    assert events.hooked_lookup1(ISelfAdapting) is None
+    assert fast.hooked_lookup1(ISelfAdapting) is None
     assert events.query_adapter(proxied, ISelfAdapting) == \
         ('adapted by the interface', proxied)
 
@@ -768,7 +788,7 @@ def test_a_site_hook_that_is_no_lookups_adapter_hook_is_not_used(
     siteinfo.adapter_hook = (getSiteManager().adapters._v_lookup.queryAdapter
                              if hook == 'another method' else len)
     try:
-        assert events.hooked_lookup1(IPlainEvent) is None
+        assert fast.hooked_lookup1(IPlainEvent) is None
     finally:
         del siteinfo.adapter_hook
 
@@ -782,16 +802,16 @@ def hook_lookup(lookup1):
 
 def test_the_remembered_lookup_follows_a_new_site(site_adapters):
     from zope.component import getGlobalSiteManager
-    global_lookup = hook_lookup(events.hooked_lookup1(IPlainEvent))
+    global_lookup = hook_lookup(fast.hooked_lookup1(IPlainEvent))
     assert global_lookup is getGlobalSiteManager().adapters._v_lookup
     with site(site_adapters):
-        local_lookup = hook_lookup(events.hooked_lookup1(IPlainEvent))
+        local_lookup = hook_lookup(fast.hooked_lookup1(IPlainEvent))
         assert local_lookup is \
             site_adapters.getSiteManager().adapters._v_lookup
-        assert events.hooked_lookup1(IPlainEvent)(
+        assert fast.hooked_lookup1(IPlainEvent)(
             events.interfaces_of(Other()), IContent, '') is Adapted
-    assert hook_lookup(events.hooked_lookup1(IPlainEvent)) is global_lookup
-    assert events.hooked_lookup1(IPlainEvent)(
+    assert hook_lookup(fast.hooked_lookup1(IPlainEvent)) is global_lookup
+    assert fast.hooked_lookup1(IPlainEvent)(
         events.interfaces_of(Other()), IContent, '') is None
 
 
@@ -800,18 +820,18 @@ def test_the_remembered_lookup_follows_a_new_site_hook(single_adapters):
     lookup's) is the one answered for, then the site's own again."""
     from zope.component.hooks import siteinfo
     from zope.interface.adapter import AdapterRegistry
-    assert events.hooked_lookup1(IPlainEvent) is not None
+    assert fast.hooked_lookup1(IPlainEvent) is not None
     other = AdapterRegistry()
     other.register((IOther,), IPlainEvent, '', Adapted)
     siteinfo.adapter_hook = other.adapter_hook
     try:
-        assert hook_lookup(events.hooked_lookup1(IPlainEvent)) \
+        assert hook_lookup(fast.hooked_lookup1(IPlainEvent)) \
             is other._v_lookup
         siteinfo.adapter_hook = len
-        assert events.hooked_lookup1(IPlainEvent) is None
+        assert fast.hooked_lookup1(IPlainEvent) is None
     finally:
         del siteinfo.adapter_hook
-    lookup1 = events.hooked_lookup1(IPlainEvent)
+    lookup1 = fast.hooked_lookup1(IPlainEvent)
     assert hook_lookup(lookup1) is getGlobalSiteManager().adapters._v_lookup
 
 
@@ -820,7 +840,7 @@ def test_a_replaced_global_adapter_hook_is_seen_after_a_remembered_one(
         single_adapters, replaced):
     from zope.component._api import adapter_hook
     from zope.interface.interface import adapter_hooks
-    assert events.hooked_lookup1(IPlainEvent) is not None
+    assert fast.hooked_lookup1(IPlainEvent) is not None
 
     def hook(interface, ob, name='', default=None):
         return default
@@ -830,13 +850,13 @@ def test_a_replaced_global_adapter_hook_is_seen_after_a_remembered_one(
     else:
         adapter_hook.sethook(hook)
     try:
-        assert events.hooked_lookup1(IPlainEvent) is None
+        assert fast.hooked_lookup1(IPlainEvent) is None
     finally:
         if replaced == 'adapter hooks':
             adapter_hooks.remove(hook)
         else:
             setHooks()
-    assert events.hooked_lookup1(IPlainEvent) is not None
+    assert fast.hooked_lookup1(IPlainEvent) is not None
 
 
 def test_threads_with_different_sites_get_their_own_sites_lookup(
@@ -855,7 +875,7 @@ def test_threads_with_different_sites_get_their_own_sites_lookup(
         try:
             for turn in mine:
                 turns[turn].wait(5)
-                found[turn] = hook_lookup(events.hooked_lookup1(IPlainEvent))
+                found[turn] = hook_lookup(fast.hooked_lookup1(IPlainEvent))
                 if turn + 1 < len(turns):
                     turns[turn + 1].set()
         finally:
@@ -881,7 +901,7 @@ def test_an_adapter_factory_is_the_one_the_interface_calls(
     gives; an object providing the interface needs none (None)."""
     ob = make()
     with site(site_adapters if in_site else None):
-        factory = events.adapter_factory(ob, interface)
+        factory = fast.adapter_factory(ob, interface)
         expected = outcome(lambda: interface(ob, None))
         if factory is None:
             assert expected is None or expected is ob
@@ -898,10 +918,10 @@ def test_an_adapter_factory_is_not_told_for_a_proxy_or_a_conforming_object(
         single_adapters):
     from zope.security.checker import NamesChecker
     from zope.security.proxy import Proxy
-    assert events.adapter_factory(Content(), IPlainEvent) is Adapted
-    assert events.adapter_factory(
+    assert fast.adapter_factory(Content(), IPlainEvent) is Adapted
+    assert fast.adapter_factory(
         Proxy(Content(), NamesChecker(())), IPlainEvent) is None
-    assert events.adapter_factory(Conforming(None), IPlainEvent) is None
+    assert fast.adapter_factory(Conforming(None), IPlainEvent) is None
 
 
 def test_an_adapter_factory_is_not_told_through_another_hook(
@@ -913,7 +933,7 @@ def test_an_adapter_factory_is_not_told_through_another_hook(
 
     adapter_hooks.insert(0, hook)
     try:
-        assert events.adapter_factory(Content(), IPlainEvent) is None
+        assert fast.adapter_factory(Content(), IPlainEvent) is None
     finally:
         adapter_hooks.remove(hook)
 
@@ -974,24 +994,23 @@ def test_notify_event_calls_zope_event_when_anything_else_is_installed(
     assert seen[-1] == 'asked'
 
 
-# -- unheard_object_event: "nobody hears it" remembered
+# -- notify_object_event: the event made only when a handler hears it
 
 
 @pytest.fixture
 def unheard(hooked):
-    events.clear_unheard()
-    yield events.unheard_object_event
-    events.clear_unheard()
+    """Whether ``notify_object_event`` makes no event for an object."""
+    def unheard(event_class, ob):
+        made = []
 
+        class Made(event_class):
+            def __init__(self, *args):
+                made.append(args)
+                super().__init__(*args)
 
-def test_an_unheard_event_is_remembered_per_registry_event_and_object(
-        unheard):
-    content = Content()
-    assert unheard(BeforeTraverseEvent, content)
-    assert len(events._unheard) == 1
-    assert unheard(BeforeTraverseEvent, content)  # from the memo
-    assert unheard(BeforeTraverseEvent, Content())  # same interfaces
-    assert len(events._unheard) == 1
+        events.notify_object_event(Made, ob, None)
+        return not made
+    return unheard
 
 
 def test_a_handler_registered_globally_later_is_heard(unheard):
@@ -1128,59 +1147,62 @@ def site_manager(registry):
         setHooks()
 
 
-def test_the_unheard_memo_keeps_no_registry_alive(unheard):
-    """Registries are remembered by weak reference: a local site's
-    registry (which holds its connection) is freed when nothing else
-    holds it; its entry then answers nothing."""
-    import gc
-    import weakref
-    registry = Components(bases=(getGlobalSiteManager(),))
-    with site_manager(registry):
-        assert unheard(BeforeTraverseEvent, Content())
-    assert len(events._unheard) == 1
-    gone = weakref.ref(registry.adapters)
-    del registry
-    gc.collect()
-    assert gone() is None
-    assert len(events._unheard) == 1
-    (state,) = [value[2] for value in events._unheard.values()]
-    assert not events.state_holds(state)
+# -- the seam: install rebinds components' functions, uninstall restores
+
+def test_uninstalling_puts_the_stock_functions_back():
+    fast.uninstall()
+    stock = {name: getattr(events, name) for name in fast.REPLACED}
+    assert all(function.__module__ == events.__name__
+               for function in stock.values())
+    fast.install()
+    for name in fast.REPLACED:
+        assert getattr(events, name) is getattr(fast, name)
+    fast.install()  # installed once: the stock functions are kept
+    fast.uninstall()
+    assert {name: getattr(events, name) for name in fast.REPLACED} == stock
+    fast.uninstall()
+    assert {name: getattr(events, name) for name in fast.REPLACED} == stock
 
 
-def test_a_registry_at_a_remembered_registrys_address_is_asked(unheard):
-    """The memo is keyed by the registry's id; an id a freed registry
-    had may be given to a new one, which is asked, not answered for."""
-    heard = Components(bases=(getGlobalSiteManager(),))
-    heard.registerHandler(recorder([], 'heard'),
-                          (IContent, IBeforeTraverseEvent))
-    quiet = Components(bases=(getGlobalSiteManager(),))
-    with site_manager(quiet):
-        assert unheard(BeforeTraverseEvent, Content())
-    (key, value), = events._unheard.items()
-    events._unheard[(id(heard.adapters),) + key[1:]] = value
-    with site_manager(heard):
-        assert not unheard(BeforeTraverseEvent, Content())
+def test_the_stock_functions_leave_the_answer_to_zope_component(
+        single_adapters, seam):
+    """Without the speedups, what the callers would like to know in fewer
+    steps is not known: they ask zope.component (with them, ``fast``
+    tells, tested above)."""
+    ob = Content()
+    if seam == 'speedups':
+        assert events.adapter_factory(ob, IPlainEvent) is Adapted
+        assert events.has_no_factory(ob, (IMarker,))
+        return
+    assert events.lookup_registry(getGlobalSiteManager()) is None
+    assert events.hooked_lookup1(IPlainEvent) is None
+    assert events.hooked_factory(ob, IPlainEvent) is events.UNKNOWN
+    assert events.adapter_factory(ob, IPlainEvent) is None
+    assert not events.has_no_factory(ob, (IMarker,))
 
 
-def test_nothing_is_told_when_anything_else_is_installed(unheard):
-    content = Content()
-    zope.event.subscribers.append(print)
+def test_an_event_is_heard_as_zope_event_would_dispatch_it(hooked):
+    from zope.interface import implementedBy
+    from zope.interface import providedBy
+    event_spec = implementedBy(BeforeTraverseEvent)
+    content = providedBy(Content())
+    assert not events.heard(event_spec, content)
+    assert events.heard(event_spec)  # objectEventNotify hears it
+    provideHandler(recorder([], 'content'), (IContent, IBeforeTraverseEvent))
+    assert events.heard(event_spec, content)
+    assert not events.heard(implementedBy(PlainEvent))
+    saved = zope.event.subscribers[:]
     try:
-        assert not unheard(BeforeTraverseEvent, content)
+        zope.event.subscribers[:] = []
+        assert not events.heard(event_spec, content)
+        zope.event.subscribers[:] = saved + [print]
+        assert events.heard(implementedBy(PlainEvent))
     finally:
-        zope.event.subscribers.remove(print)
-    getSiteManager.sethook(lambda context=None: object())
-    try:
-        assert not unheard(BeforeTraverseEvent, content)
-    finally:
-        getSiteManager.reset()
-        setHooks()
-    assert events._unheard == {}
+        zope.event.subscribers[:] = saved
 
+    class Own(Components):
+        def subscribers(self, objects, provided):
+            return []
 
-def test_the_unheard_memo_is_emptied_when_full(unheard, monkeypatch):
-    monkeypatch.setattr(events, 'MAX_UNHEARD', 2)
-    assert unheard(BeforeTraverseEvent, Content())
-    assert unheard(BeforeTraverseEvent, Other())
-    assert unheard(BeforeTraverseEvent, object())
-    assert len(events._unheard) == 1
+    with site_manager(Own()):
+        assert events.heard(implementedBy(PlainEvent))

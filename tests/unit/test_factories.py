@@ -236,7 +236,7 @@ def stock_request(input_stream, environ):
     'ModifiableBrowserLanguages'])
 @pytest.mark.parametrize('header', ACCEPT_LANGUAGES)
 def test_a_remembered_locale_is_the_one_zope_publisher_sets_up(
-        languages, adapter, header):
+        languages, adapter, header, component_speedups):
     """The first request with a header sets it up the stock way, the next
     ones are given it: the same locale object, the same languages noted."""
     from zope.publisher import browser
@@ -327,7 +327,8 @@ def test_a_header_that_is_not_text_goes_the_stock_way(languages):
     assert factories._locales == {}
 
 
-def test_remembered_locales_are_bounded(languages, monkeypatch):
+def test_remembered_locales_are_bounded(languages, monkeypatch,
+                                        component_speedups):
     """The header is the client's: at most MAX_LOCALES outcomes are kept
     (then they are forgotten and remembered afresh)."""
     from zope.publisher.browser import ModifiableBrowserLanguages
@@ -358,7 +359,7 @@ def language_of(request):
 
 
 def test_a_language_factory_is_remembered_per_interfaces_and_registry(
-        languages):
+        languages, component_speedups):
     """The factory zope.component's hook would find for a request's
     interfaces in the current registry is looked up once."""
     from zope.i18n.interfaces import IUserPreferredLanguages
@@ -485,7 +486,8 @@ def test_another_adapter_hook_is_asked_every_time(languages):
     assert factories._language_factories == {}
 
 
-def test_remembered_language_factories_are_bounded(languages, monkeypatch):
+def test_remembered_language_factories_are_bounded(
+        languages, monkeypatch, component_speedups):
     from zope.publisher.browser import BrowserLanguages
     language_adapter(BrowserLanguages)
     monkeypatch.setattr(factories, 'MAX_LANGUAGE_FACTORIES', 2)

@@ -29,7 +29,7 @@ from zope.pipeline import responses
 
 
 @pytest.fixture
-def charsets(clean_zope):
+def charsets(clean_zope, component_speedups):
     from zope.component.hooks import setHooks
     setHooks()
     provideAdapter(HTTPCharsets)

@@ -251,7 +251,8 @@ def test_trusted_view_is_made_on_the_object_itself(views):
 
 def test_registry_of_its_own_is_asked_with_the_proxied_object(
         views, monkeypatch):
-    monkeypatch.setattr(securitymodels, 'lookup_registry', lambda sm: None)
+    monkeypatch.setattr(securitymodels.components, 'lookup_registry',
+                        lambda sm: None)
     ob = Content()
     view = securitymodels.query_view(ob, views, 'page', (ITrustedView,))
     assert is_proxied(removeSecurityProxy(view).context)

@@ -513,14 +513,15 @@ class View:
 
 
 def test_an_object_no_local_map_adapter_applies_to_grants_nothing(
-        grant_adapters):
+        grant_adapters, component_speedups):
     assert has_no_local_maps(View(None))
     assert grants_nothing(View(None))
     assert not has_no_local_maps(Annotatable(None))
     assert grants_nothing(Annotatable(None))  # empty maps
 
 
-def test_an_interface_declared_later_is_seen_by_the_lookup(grant_adapters):
+def test_an_interface_declared_later_is_seen_by_the_lookup(
+        grant_adapters, component_speedups):
     # zope.interface's lookup cache follows the class's declaration
     class LaterView(View):
         pass
@@ -534,7 +535,8 @@ def test_an_interface_declared_later_is_seen_by_the_lookup(grant_adapters):
     assert not grants_nothing(view)
 
 
-def test_an_adapter_registered_later_is_seen_by_the_lookup(grant_adapters):
+def test_an_adapter_registered_later_is_seen_by_the_lookup(
+        grant_adapters, component_speedups):
     class Granting:
         """A local map of another kind: it counts as granting."""
 
@@ -875,7 +877,7 @@ def test_a_participation_added_after_a_global_decision_is_checked_again(
 
 
 def test_the_local_maps_are_asked_together_as_each_would_be_alone(
-        grant_adapters):
+        grant_adapters, component_speedups):
     from zope.pipeline.components import hooked_factory
     from zope.pipeline.securitypolicy import LOCAL_MAPS
 

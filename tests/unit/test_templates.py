@@ -524,7 +524,7 @@ def pipeline_step(base, name):
 @pytest.mark.parametrize('wrap', [proxied, lambda ob: ob],
                          ids=['proxied', 'unproxied'])
 def test_a_step_through_zope_traversings_adapters_gives_the_same(
-        hooked, make, name, wrap, monkeypatch):
+        hooked, make, name, wrap, component_speedups, monkeypatch):
     provideAdapter(DefaultTraversable, (None,))
     provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
     ob = make()
@@ -533,7 +533,7 @@ def test_a_step_through_zope_traversings_adapters_gives_the_same(
     expected = classic_step(wrap(ob), name)
     # the adapters are not made: their traverse is run inline
     made = []
-    monkeypatch.setattr(templates, 'query_adapter',
+    monkeypatch.setattr(templates.components, 'query_adapter',
                         lambda *args: made.append(args))
     assert pipeline_step(wrap(ob), name) == expected
     assert made == []

@@ -6,7 +6,6 @@ from zope.interface import implementer
 from zope.pipeline.interfaces import IBuildContext
 from zope.pipeline.securitymodels import PROXIED
 from zope.pipeline.securitymodels import security_model
-from zope.pipeline.sitehooks import combine_hooks
 
 
 @implementer(IBuildContext)
@@ -59,6 +58,4 @@ class BuildContext:
         for app in apps:
             self.traversal_hooks.extend(getattr(app, 'traversal_hooks', ()))
             self.output_filters.extend(getattr(app, 'output_filters', ()))
-        # in place: the traverse stage holds this list
-        self.traversal_hooks[:] = combine_hooks(self.traversal_hooks)
 

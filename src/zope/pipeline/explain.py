@@ -37,9 +37,8 @@ from zope.securitypolicy.principalrole import principalRoleManager
 from zope.securitypolicy.rolepermission import rolePermissionManager
 from zope.traversing.interfaces import ITraversable
 
+from zope.pipeline import components
 from zope.pipeline import environ as keys
-from zope.pipeline.components import query_adapter
-from zope.pipeline.components import query_multi_adapter
 from zope.pipeline.contract import contract_of
 from zope.pipeline.introspect import dotted_name
 from zope.pipeline.publication import Publication
@@ -184,7 +183,8 @@ class RecordingSteps:
     def traverse_namespace(self, request, ob, name, namespace, name_in_it):
         step = self.steps[-1]
         step['namespace'] = namespace
-        adapter = query_multi_adapter((ob, request), ITraversable, namespace)
+        adapter = components.query_multi_adapter((ob, request),
+                                                 ITraversable, namespace)
         if adapter is not None:
             step['traverser'] = dotted_name(type(adapter))
         return super().traverse_namespace(request, ob, name, namespace,
@@ -296,9 +296,10 @@ def places(ob):
     """(name, principal-permission, role-permission, principal-role maps)
     from ``ob`` up to the root, then the global maps."""
     while ob is not None:
-        yield (place_name(ob), query_adapter(ob, IPrincipalPermissionMap),
-               query_adapter(ob, IRolePermissionMap),
-               query_adapter(ob, IPrincipalRoleMap))
+        yield (place_name(ob),
+               components.query_adapter(ob, IPrincipalPermissionMap),
+               components.query_adapter(ob, IRolePermissionMap),
+               components.query_adapter(ob, IPrincipalRoleMap))
         ob = removeSecurityProxy(getattr(ob, '__parent__', None))
     yield (GLOBAL, principalPermissionManager, rolePermissionManager,
            principalRoleManager)

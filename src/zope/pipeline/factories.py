@@ -67,9 +67,7 @@ from zope.publisher.skinnable import setDefaultSkin
 from zope.security.checker import getCheckerForInstancesOf
 from zope.security.checker import selectChecker
 
-from zope.pipeline.components import adapter_factory
-from zope.pipeline.components import hooked_lookup1
-from zope.pipeline.components import query_multi_adapter
+from zope.pipeline import components
 from zope.pipeline.components import remember
 from zope.pipeline.cookies import parse_cookies
 from zope.pipeline.errors import PayloadTooLarge
@@ -196,8 +194,8 @@ def language_factory(request):
     its bases' changes): the global one, current while a request is
     made.  Otherwise it is asked every time."""
     if getattr(request, '__conform__', None) is not None \
-            or hooked_lookup1(IUserPreferredLanguages) is None:
-        return adapter_factory(request, IUserPreferredLanguages)
+            or components.hooked_lookup1(IUserPreferredLanguages) is None:
+        return components.adapter_factory(request, IUserPreferredLanguages)
     hook = hooks.siteinfo.adapter_hook
     spec = providedBy(request)
     key = (spec, hook)
@@ -205,7 +203,7 @@ def language_factory(request):
     if known is not None and known[1] is spec.__sro__ \
             and known[0] == known[3]._generation:
         return known[2]
-    factory = adapter_factory(request, IUserPreferredLanguages)
+    factory = components.adapter_factory(request, IUserPreferredLanguages)
     registry = getattr(hook.__self__, '_registry', None)
     if isinstance(registry, AdapterRegistry) \
             and not isinstance(registry, Persistent):
@@ -405,7 +403,8 @@ def request_charset(request):
     for a value asks the adapter, the others with that value get its
     answer.  Any other adapter (an application's), or none, or a value
     that is not text goes the stock way every time."""
-    if adapter_factory(request, IUserPreferredCharsets) is not HTTPCharsets:
+    if components.adapter_factory(request, IUserPreferredCharsets) \
+            is not HTTPCharsets:
         return getCharsetUsingRequest(request)
     header = request_value(request, 'HTTP_ACCEPT_CHARSET', '')
     if type(header) is not str:
@@ -558,7 +557,8 @@ class RememberedCharset(publisher_http.HTTPResponse):
         if IResult.providedBy(result):
             r = result
         else:
-            r = query_multi_adapter((result, self._request), IResult)
+            r = components.query_multi_adapter((result, self._request),
+                                               IResult)
             if r is None:
                 if isinstance(result, (str, bytes)):
                     r = result

@@ -58,8 +58,7 @@ from zope.security.interfaces import Forbidden
 from zope.security.proxy import Proxy
 from zope.security.proxy import removeSecurityProxy
 
-from zope.pipeline.components import interfaces_of
-from zope.pipeline.components import lookup_registry
+from zope.pipeline import components
 from zope.pipeline.ordering import where
 
 __all__ = (
@@ -167,13 +166,14 @@ def query_view(ob, request, name, trusted):
     chain for the unproxied ``ob`` (``make_view``): its factory looked up
     first in the current site's registry, or, for a registry that is not
     zope.interface's own, asked with the proxied ``ob``."""
-    adapters = lookup_registry(getSiteManager())
+    adapters = components.lookup_registry(getSiteManager())
     if adapters is None:
         def factory(context, request):
             return queryMultiAdapter((context, request), Interface, name)
     else:
         factory = adapters.lookup(
-            (providedBy(ob), interfaces_of(request)), Interface, name)
+            (providedBy(ob), components.interfaces_of(request)), Interface,
+            name)
         if factory is None:
             return None
     return make_view(factory, ob, request, trusted)

@@ -59,8 +59,7 @@ from zope.securitypolicy.principalrole import principalRoleManager
 from zope.securitypolicy.rolepermission import rolePermissionManager
 from zope.securitypolicy.securitymap import SecurityMap
 
-from zope.pipeline.components import has_no_factory
-from zope.pipeline.components import query_adapter
+from zope.pipeline import components
 
 __all__ = (
     'ZopeSecurityPolicy',
@@ -90,7 +89,7 @@ def has_no_local_maps(ob):
     factory for any of ``LOCAL_MAPS``.  False when one applies or when that
     cannot be told (a ``__conform__``, ``ob`` providing a map, hooks that
     are not zope.component's own: then ``query_adapter`` asks)."""
-    return has_no_factory(ob, LOCAL_MAPS)
+    return components.has_no_factory(ob, LOCAL_MAPS)
 
 
 def grants_nothing(ob):
@@ -101,7 +100,7 @@ def grants_nothing(ob):
     if has_no_local_maps(ob):
         return True
     for interface in LOCAL_MAPS:
-        local = query_adapter(ob, interface)
+        local = components.query_adapter(ob, interface)
         if local is None:
             continue
         if isinstance(local, SecurityMap) and not local:

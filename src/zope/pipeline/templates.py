@@ -81,8 +81,7 @@ from zope.traversing.adapters import traversePathElement
 from zope.traversing.interfaces import ITraversable
 from zope.traversing.interfaces import TraversalError
 
-from zope.pipeline.components import hooked_factory
-from zope.pipeline.components import query_adapter
+from zope.pipeline import components
 from zope.pipeline.privatefiles import private_directory
 
 log = logging.getLogger(__name__)
@@ -173,7 +172,7 @@ def step_adapted(base, name, path_items, request):
     find, in fewer steps through a security proxy)."""
     traversable = None
     if name not in ('.', '..') and name[:1] not in '@+':
-        traversable = query_adapter(base, ITraversable)
+        traversable = components.query_adapter(base, ITraversable)
     return traversePathElement(base, name, path_items,
                                traversable=traversable, request=request)
 
@@ -183,7 +182,7 @@ def inline_factory(base):
     would call for ``base`` (proxied or not), when it is one of ``INLINE``
     and nothing comes before it (``components.hooked_factory``); else
     None."""
-    factory = hooked_factory(base, ITraversable)
+    factory = components.hooked_factory(base, ITraversable)
     return factory if factory in INLINE else None
 
 

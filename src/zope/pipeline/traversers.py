@@ -47,11 +47,8 @@ from zope.traversing.interfaces import TraversalError
 from zope.traversing.namespace import nsParse
 from zope.traversing.namespace import view as ViewNamespace
 
+from zope.pipeline import components
 from zope.pipeline import environ as keys
-from zope.pipeline.components import interfaces_of
-from zope.pipeline.components import lookup_registry
-from zope.pipeline.components import provides
-from zope.pipeline.components import query_multi_adapter
 from zope.pipeline.components import remember
 
 #: Namespaces whose names are attribute names: private ones are refused.
@@ -90,7 +87,8 @@ class ViewTraverser:
         return self.context, (getDefaultViewName(self.context, request),)
 
     def publishTraverse(self, request, name):
-        view = query_multi_adapter((self.context, request), Interface, name)
+        view = components.query_multi_adapter((self.context, request),
+                                              Interface, name)
         if view is None:
             raise NotFound(self.context, name, request)
         return view
@@ -340,12 +338,13 @@ class Traversal:
             site_manager = getSiteManager()
         if site_manager is not self.site_manager:
             self.site_manager = site_manager
-            self.adapters = lookup_registry(site_manager)
+            self.adapters = components.lookup_registry(site_manager)
         if self.adapters is None:
             return None, None
         return self.adapters, (
-            interfaces_of(ob) if type(ob) is Proxy else providedBy(ob),
-            interfaces_of(request) if type(request) is Proxy
+            components.interfaces_of(ob) if type(ob) is Proxy
+            else providedBy(ob),
+            components.interfaces_of(request) if type(request) is Proxy
             else providedBy(request))
 
     def publish_inline(self, request, ob, name):
@@ -415,7 +414,8 @@ class Traversal:
             elif cls is ViewTraverser and cls.__init__ is VIEW_INIT and \
                     cls.browserDefault is VIEW_BROWSER_DEFAULT:
                 return ob, (getDefaultViewName(ob, request),)
-        adapter = query_multi_adapter((ob, request), IBrowserPublisher)
+        adapter = components.query_multi_adapter((ob, request),
+                                                 IBrowserPublisher)
         if adapter is None:
             return None
         return adapter.browserDefault(request)
@@ -424,14 +424,15 @@ class Traversal:
         """What traverses ``ob`` by name: ``ob`` itself when it provides
         IPublishTraverse, else its IPublishTraverse adapter (None when it
         has none)."""
-        if provides(ob, IPublishTraverse):
+        if components.provides(ob, IPublishTraverse):
             return ob
-        return query_multi_adapter((ob, request), IPublishTraverse)
+        return components.query_multi_adapter((ob, request),
+                                              IPublishTraverse)
 
     def query_view(self, request, ob, name):
         """The view of ``ob`` named ``name`` for ``request``, or None
         (the inlined traversers' and ``@@``'s lookups)."""
-        return query_multi_adapter((ob, request), Interface, name)
+        return components.query_multi_adapter((ob, request), Interface, name)
 
     def make_view(self, factory, ob, request):
         """The view ``factory``, looked up for ``(ob, request)``, makes."""
@@ -516,15 +517,16 @@ class Traversal:
                 IXMLRPCView.providedBy(removeSecurityProxy(ob)))
 
     def getDefaultTraversal(self, request, ob):
-        if (interfaces_of(ob) if type(ob) is Proxy else providedBy(ob)) \
+        if (components.interfaces_of(ob) if type(ob) is Proxy
+                else providedBy(ob)) \
                 .isOrExtends(IBrowserPublisher):
             found, path = ob.browserDefault(request)
         else:
             if self.inline_steps:
                 default = self.browser_default(request, ob)
             else:
-                adapter = query_multi_adapter((ob, request),
-                                              IBrowserPublisher)
+                adapter = components.query_multi_adapter(
+                    (ob, request), IBrowserPublisher)
                 default = (None if adapter is None
                            else adapter.browserDefault(request))
             if default is None:
@@ -539,7 +541,7 @@ class Traversal:
 
 def query_view(ob, request, name):
     """``queryMultiAdapter((ob, request), name=name)``, or None."""
-    return query_multi_adapter((ob, request), Interface, name)
+    return components.query_multi_adapter((ob, request), Interface, name)
 
 
 def namespace_lookup(namespace, name, ob, request, view_lookup=None):
@@ -548,7 +550,8 @@ def namespace_lookup(namespace, name, ob, request, view_lookup=None):
     namespace's traverser and, for zope.traversing's own ``@@`` traverser,
     the view it looks up (with ``view_lookup(request, ob, name)`` when
     given: the traversal's)."""
-    traverser = query_multi_adapter((ob, request), ITraversable, namespace)
+    traverser = components.query_multi_adapter((ob, request), ITraversable,
+                                                namespace)
     if traverser is None:
         raise LocationError(ob, '++%s++%s' % (namespace, name))
     if type(traverser) is not ViewNamespace:

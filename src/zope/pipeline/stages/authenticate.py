@@ -40,13 +40,9 @@ from zope.authentication.interfaces import IUnauthenticatedPrincipal
 from zope.authentication.loginpassword import LoginPassword
 from zope.component import adapter
 from zope.component import getGlobalSiteManager
-from zope.component import getSiteManager
 from zope.component import queryUtility
-from zope.component.hooks import getSiteManager as hooked_site_manager
-from zope.component.hooks import siteinfo
 from zope.interface import Interface
 from zope.interface import implementer
-from zope.interface.registry import Components
 from zope.location.interfaces import ISite
 from zope.publisher.interfaces.http import IHTTPCredentials
 from zope.schema import Int
@@ -67,11 +63,6 @@ from zope.pipeline.scene import end_interaction
 from zope.pipeline.wsgi import html_response
 
 logger = logging.getLogger('zope.pipeline.authenticate')
-
-#: zope.interface's ``Components.queryUtility``: ``local_authentication``
-#: asks the utility registries directly when the site managers' method is
-#: this one.
-OWN_QUERY_UTILITY = Components.queryUtility
 
 
 class IAuthenticateSettings(Interface):
@@ -145,14 +136,9 @@ def authenticate_at_site(request, ob):
         return
     if not ISite.providedBy(removeSecurityProxy(ob)):
         return
-    authenticate_locally(request)
-
-
-def authenticate_locally(request):
-    """Let the current site's authentication utility authenticate the
-    request, when the site has one of its own (not the global one)."""
-    auth = local_authentication()
-    if auth is None:
+    auth = queryUtility(IAuthentication)
+    if auth is None or auth is getGlobalSiteManager().queryUtility(
+            IAuthentication):
         return
     principal = auth.authenticate(request)
     if principal is None:
@@ -161,30 +147,6 @@ def authenticate_locally(request):
         principal = auth.unauthenticatedPrincipal()
     if principal is not None:
         request.setPrincipal(principal)
-
-
-def local_authentication():
-    """``queryUtility(IAuthentication)`` unless it is None or the global
-    site manager's (then None).  When zope.component's site hook is
-    installed and both site managers' ``queryUtility`` is zope.interface's
-    own, their utility registries are asked directly (what that method
-    does), and the global site manager current has none of its own."""
-    global_manager = getGlobalSiteManager()
-    if getSiteManager.implementation is hooked_site_manager:
-        site_manager = siteinfo.sm  # what the hook answers
-        if type(site_manager).queryUtility is OWN_QUERY_UTILITY and \
-                type(global_manager).queryUtility is OWN_QUERY_UTILITY:
-            if site_manager is global_manager:
-                return None
-            auth = site_manager.utilities.lookup((), IAuthentication, '')
-            if auth is None or auth is global_manager.utilities.lookup(
-                    (), IAuthentication, ''):
-                return None
-            return auth
-    auth = queryUtility(IAuthentication)
-    if auth is None or auth is global_manager.queryUtility(IAuthentication):
-        return None
-    return auth
 
 
 def attempted_login(request):

@@ -28,12 +28,12 @@ from zope.interface import implementer
 from zope.schema import Float
 from zope.schema import Int
 
+from zope.pipeline import components
 from zope.pipeline import environ as keys
 from zope.pipeline.bodies import BadLength
 from zope.pipeline.bodies import BodyTooLarge
 from zope.pipeline.bodies import UnreadableBody
 from zope.pipeline.bodies import read_body
-from zope.pipeline.components import notify
 from zope.pipeline.contract import Contract
 from zope.pipeline.contract import result_keys
 from zope.pipeline.errors import describe_error
@@ -187,7 +187,7 @@ class RetryStage:
                     client_text(environ.get('REQUEST_METHOD')),
                     client_text(environ.get('PATH_INFO')), attempt,
                     self.attempts, describe_error(error))
-        notify(BeforeRetry(environ, error, attempt))
+        components.notify(BeforeRetry(environ, error, attempt))
         delay = min(self.backoff_cap, self.backoff * (2 ** (attempt - 1)))
         if delay:
             time.sleep(random.uniform(0, delay))

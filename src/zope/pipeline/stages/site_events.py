@@ -13,10 +13,8 @@ from zope.interface import Interface
 from zope.publisher.interfaces import EndRequestEvent
 from zope.traversing.interfaces import BeforeTraverseEvent
 
+from zope.pipeline import components
 from zope.pipeline import environ as keys
-from zope.pipeline.components import notify_event
-from zope.pipeline.components import notify_object_event
-from zope.pipeline.components import unheard_object_event
 from zope.pipeline.contract import Contract
 
 
@@ -26,10 +24,8 @@ class ISiteEventsSettings(Interface):
 
 def before_traverse(request, ob):
     """BeforeTraverseEvent for ``ob``, made only when a handler hears it
-    (``components.notify_object_event``: most objects have none; that
-    nobody hears it is remembered, ``components.unheard_object_event``)."""
-    if not unheard_object_event(BeforeTraverseEvent, ob):
-        notify_object_event(BeforeTraverseEvent, ob, request)
+    (``components.notify_object_event``: most objects have none)."""
+    components.notify_object_event(BeforeTraverseEvent, ob, request)
 
 
 def end_request(environ):
@@ -37,8 +33,8 @@ def end_request(environ):
     publisher's ``endRequest`` did; made only when a handler may hear
     it), then clear the site in any case."""
     try:
-        notify_event(EndRequestEvent, environ.get(keys.PUBLISHED),
-                     environ[keys.REQUEST_KEY])
+        components.notify_event(EndRequestEvent, environ.get(keys.PUBLISHED),
+                                environ[keys.REQUEST_KEY])
     finally:
         setSite(None)
 

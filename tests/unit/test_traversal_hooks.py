@@ -1,9 +1,10 @@
-"""The combined traversal hook of site_events and authenticate
-(``zope.pipeline.sitehooks.site_hook``) does what the two stock hooks do
-in turn: every scenario runs both ways and compares.  It remembers only
-that nobody hears an object's event (``components.unheard_object_event``,
-tested there): handlers, sites, interfaces and utilities added later are
-seen."""
+"""The traversal hooks of site_events and authenticate, in turn, do what
+they would do if site_events sent every BeforeTraverseEvent through
+zope.event (it makes the event only when a handler hears it,
+``components.notify_object_event``): every scenario runs both ways and
+compares, with zope.pipeline._speedups' zope_component installed and
+without.  Nothing is remembered: handlers, sites, interfaces and
+utilities added later are seen."""
 
 import pytest
 import zope.event
@@ -27,10 +28,10 @@ from zope.site.folder import Folder
 from zope.site.folder import rootFolder
 from zope.site.site import LocalSiteManager
 from zope.site.site import threadSiteSubscriber
+from zope.traversing.interfaces import BeforeTraverseEvent
 from zope.traversing.interfaces import IBeforeTraverseEvent
 
-from zope.pipeline.sitehooks import combine_hooks
-from zope.pipeline.sitehooks import site_hook
+from zope.pipeline._speedups import zope_component
 from zope.pipeline.stages.authenticate import authenticate_at_site
 from zope.pipeline.stages.site_events import before_traverse
 
@@ -70,13 +71,22 @@ class Authentication:
         return self.anonymous
 
 
-@pytest.fixture
-def registry(clean_zope):
+@pytest.fixture(params=['stock', 'speedups'])
+def registry(request, clean_zope):
+    installed = bool(zope_component._stock)
+    if request.param == 'stock':
+        zope_component.uninstall()
+    else:
+        zope_component.install()
     setHooks()
     gsm = getGlobalSiteManager()
     gsm.registerHandler(objectEventNotify)
     yield gsm
     setSite(None)
+    if installed:
+        zope_component.install()
+    else:
+        zope_component.uninstall()
 
 
 heard = []
@@ -89,11 +99,18 @@ def record(ob, event):
                   event.request is current[-1]))
 
 
+def notify_always(request, ob):
+    """``before_traverse`` without its check: the event always sent."""
+    zope.event.notify(BeforeTraverseEvent(ob, request))
+
+
 def run_both(request_factory, ob, prepare=lambda: None):
-    """What the stock hooks, then ``site_hook``, do for ``ob``: the
-    events heard, the site entered, the request's principal."""
+    """What the hooks do for ``ob`` with the event always sent, then as
+    they are: the events heard, the site entered, the request's
+    principal."""
     outcomes = []
-    for hooks in ([before_traverse, authenticate_at_site], [site_hook]):
+    for hooks in ([notify_always, authenticate_at_site],
+                  [before_traverse, authenticate_at_site]):
         setSite(None)
         prepare()
         del heard[:], current[:]
@@ -121,22 +138,7 @@ def site_with_manager():
     return site
 
 
-def test_combine_hooks_joins_the_two_hooks_only_when_they_follow_each_other():
-    def other(request, ob):
-        pass
-
-    assert combine_hooks([before_traverse, authenticate_at_site]) == [
-        site_hook]
-    assert combine_hooks([other, before_traverse, authenticate_at_site,
-                          other]) == [other, site_hook, other]
-    assert combine_hooks([before_traverse, other, authenticate_at_site]) \
-        == [before_traverse, other, authenticate_at_site]
-    assert combine_hooks([authenticate_at_site, before_traverse]) == [
-        authenticate_at_site, before_traverse]
-    assert combine_hooks([]) == []
-
-
-def test_site_hook_sends_the_event_to_a_handler_registered_later(registry):
+def test_hooks_sends_the_event_to_a_handler_registered_later(registry):
     thing = Thing()
     assert run_both(BrowserRequest, thing)[0] == []
     registry.registerHandler(record, (IThing, IBeforeTraverseEvent))
@@ -144,7 +146,7 @@ def test_site_hook_sends_the_event_to_a_handler_registered_later(registry):
     assert events == [(thing, 'BeforeTraverseEvent', thing, True)]
 
 
-def test_site_hook_makes_no_event_when_no_handler_hears_it(registry):
+def test_hooks_makes_no_event_when_no_handler_hears_it(registry):
     registry.unregisterHandler(objectEventNotify)
     registry.registerHandler(record, (IThing, IBeforeTraverseEvent))
     assert run_both(BrowserRequest, Thing())[0] == []
@@ -152,7 +154,7 @@ def test_site_hook_makes_no_event_when_no_handler_hears_it(registry):
     assert len(run_both(BrowserRequest, Thing())[0]) == 1
 
 
-def test_site_hook_sends_the_event_to_an_interface_given_to_an_instance(
+def test_hooks_sends_the_event_to_an_interface_given_to_an_instance(
         registry):
     class IMarked(Interface):
         pass
@@ -166,14 +168,14 @@ def test_site_hook_sends_the_event_to_an_interface_given_to_an_instance(
     assert run_both(BrowserRequest, ob)[0] == []
 
 
-def test_site_hook_reads_the_interfaces_of_a_proxied_object(registry):
+def test_hooks_reads_the_interfaces_of_a_proxied_object(registry):
     registry.registerHandler(record, (IThing, IBeforeTraverseEvent))
     proxied = ProxyFactory(Thing(), NamesChecker(()))
     events = run_both(BrowserRequest, proxied)[0]
     assert len(events) == 1 and events[0][0] is proxied
 
 
-def test_site_hook_sends_the_event_to_a_handler_of_the_event_alone(
+def test_hooks_sends_the_event_to_a_handler_of_the_event_alone(
         registry):
     def handler(event):
         heard.append((event.object, 'alone', event.object,
@@ -185,7 +187,7 @@ def test_site_hook_sends_the_event_to_a_handler_of_the_event_alone(
     assert events == [(thing, 'alone', thing, True)]
 
 
-def test_site_hook_sends_the_event_through_zope_event_when_it_has_another_subscriber(  # noqa: E501
+def test_hooks_sends_the_event_through_zope_event_when_it_has_another_subscriber(  # noqa: E501
         registry):
     def subscriber(event):
         if IBeforeTraverseEvent.providedBy(event):
@@ -200,7 +202,7 @@ def test_site_hook_sends_the_event_through_zope_event_when_it_has_another_subscr
         zope.event.subscribers.remove(subscriber)
 
 
-def test_site_hook_without_zope_components_site_hook(registry):
+def test_hooks_without_zope_components_site_hook(registry):
     registry.registerHandler(record, (IThing, IBeforeTraverseEvent))
     resetHooks()
     try:
@@ -214,7 +216,7 @@ def test_site_hook_without_zope_components_site_hook(registry):
         setHooks()
 
 
-def test_site_hook_enters_a_local_site_and_hears_its_handlers(registry):
+def test_hooks_enters_a_local_site_and_hears_its_handlers(registry):
     registry.registerHandler(threadSiteSubscriber,
                              (ISite, IBeforeTraverseEvent))
     site = site_with_manager()
@@ -228,7 +230,7 @@ def test_site_hook_enters_a_local_site_and_hears_its_handlers(registry):
     assert len(events) == 1
 
 
-def test_site_hook_enters_an_instance_that_provides_isite_itself(registry):
+def test_hooks_enters_an_instance_that_provides_isite_itself(registry):
     registry.registerHandler(threadSiteSubscriber,
                              (ISite, IBeforeTraverseEvent))
     site = site_with_manager()
@@ -239,7 +241,7 @@ def test_site_hook_enters_an_instance_that_provides_isite_itself(registry):
     assert run_both(BrowserRequest, site)[1] is site
 
 
-def test_site_hook_authenticates_at_a_site_with_its_own_utility(registry):
+def test_hooks_authenticates_at_a_site_with_its_own_utility(registry):
     registry.registerHandler(threadSiteSubscriber,
                              (ISite, IBeforeTraverseEvent))
     site = site_with_manager()
@@ -271,7 +273,7 @@ def test_site_hook_authenticates_at_a_site_with_its_own_utility(registry):
     assert isinstance(run_both(anonymous_request, site)[2], Anonymous)
 
 
-def test_site_hook_leaves_a_site_using_the_global_utility_alone(registry):
+def test_hooks_leaves_a_site_using_the_global_utility_alone(registry):
     global_auth = Authentication(Principal('global'))
     registry.registerUtility(global_auth, IAuthentication)
     site = site_with_manager()
@@ -287,7 +289,7 @@ def test_site_hook_leaves_a_site_using_the_global_utility_alone(registry):
     assert global_auth.asked == 0
 
 
-def test_site_hook_asks_a_site_manager_whose_query_utility_is_its_own(
+def test_hooks_asks_a_site_manager_whose_query_utility_is_its_own(
         registry):
     alice = Principal('alice')
 
@@ -304,7 +306,7 @@ def test_site_hook_asks_a_site_manager_whose_query_utility_is_its_own(
     assert run_both(anonymous_request, site)[2] is alice
 
 
-def test_site_hook_reads_a_principal_property_a_request_class_replaces(
+def test_hooks_reads_a_principal_property_a_request_class_replaces(
         registry):
     anonymous = Anonymous()
 
@@ -318,5 +320,6 @@ def test_site_hook_reads_a_principal_property_a_request_class_replaces(
                              (ISite, IBeforeTraverseEvent))
     request = Request()
     request.setPrincipal(Principal('set'))  # the property ignores it
-    site_hook(request, site)
+    before_traverse(request, site)
+    authenticate_at_site(request, site)
     assert request._principal.id == 'a'  # authenticated: it was anonymous
