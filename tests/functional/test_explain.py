@@ -12,9 +12,14 @@ import transaction
 from zope.securitypolicy.interfaces import IPrincipalRoleManager
 from zope.securitypolicy.interfaces import IRolePermissionManager
 
+from zope.pipeline import _speedups
 from zope.pipeline import environ as keys
+from zope.pipeline import explain as explaining
 from zope.pipeline.cli import main
 from zope.pipeline.commands import console
+from zope.pipeline.commands import load_site_application
+from zope.pipeline.startup import process_databases
+from zope.pipeline.traversers import Traversal
 
 from tests.conftest import ROOT
 
@@ -385,8 +390,8 @@ def test_view_checked_chain_says_which_views_are_trusted(
         'zope.pipeline.interfaces.ITrustedView'
     as_a_new_command()
     # a sample page (browser:page): proxied, as in the proxied chain;
-    # reached by name without @@ (the traverser explain makes looks the
-    # view up on the bare page: it is made again on the proxied one)
+    # reached by name without @@ (the page's traverser looks the view up
+    # on the bare page: it is made again on the proxied one)
     text = explain(capsys, view_checked_ini, '/folder/page/add-comment')
     assert ' '.join(text.split('Trusted:')[1].split()).startswith(
         'no (view-checked chain): made on the security-proxied context '
@@ -403,3 +408,122 @@ def test_proxied_chain_says_nothing_of_trusted_views(clean_zope, ini,
     assert data['view']['trusted_as'] is None
     as_a_new_command()
     assert 'Trusted:' not in explain(capsys, ini, '/folder/page')
+
+
+# -- explain follows the path that serves
+
+#: Paths of the sample site: pages by name and by default, a form the
+#: anonymous principal may not see (401), 404s, a resource (which
+#: traverses itself), namespaces, a ``..``.
+FOLLOWED_PATHS = ['/folder/page', '/folder/page/', '/folder/page/edit',
+                  '/folder/page/@@index.html', '/folder/nope/deeper',
+                  '/@@/zope.pipeline.sample/style.css', '/folder',
+                  '/folder/page/++attribute++title/x', '/++nonsense++x',
+                  '/folder/page/../page/trusted-title']
+#: The methods of the traversal policy zope.publisher's loop asks (and
+#: those they ask), spied on ``Traversal``, the base of every chain's
+#: publication class: what serving and explain call alike.
+SPIED = ('callTraversalHooks', 'traverseName', 'publish_traverser',
+         'namespace_traverser', 'getDefaultTraversal')
+
+
+def spied_answer(answer):
+    if isinstance(answer, tuple):  # getDefaultTraversal's
+        return (explaining.describe_object(answer[0]),
+                tuple(answer[1] or ()))
+    return explaining.describe_object(answer)
+
+
+@pytest.fixture
+def traversal_calls(monkeypatch):
+    """Every call of the ``SPIED`` methods: the method, its arguments
+    after the object, the object and the answer (or the error)."""
+    calls = []
+
+    def spy(name):
+        original = getattr(Traversal, name)
+
+        def method(self, request, ob, *args):
+            call = [name, args, explaining.describe_object(ob), None]
+            calls.append(call)
+            try:
+                answer = original(self, request, ob, *args)
+            except Exception as error:
+                call[3] = ('raised', type(error).__name__)
+                raise
+            call[3] = spied_answer(answer)
+            return answer
+        monkeypatch.setattr(Traversal, name, method)
+    for name in SPIED:
+        spy(name)
+    return calls
+
+
+def steps_of(calls):
+    """(name, from, object, traverser) of each ``traverseName`` call."""
+    steps = []
+    for method, args, ob, answer in calls:
+        if method == 'traverseName':
+            steps.append([args[0], ob, None if isinstance(answer, tuple)
+                          else answer, None])
+        elif method.endswith('_traverser') and answer['class'] != \
+                'builtins.NoneType':
+            steps[-1][3] = ('the object itself (IPublishTraverse)'
+                            if answer == ob and method == 'publish_traverser'
+                            else answer['class'])
+    return [tuple(step) for step in steps]
+
+
+def serve(application, environ):
+    """The status ``application`` answers ``environ`` with."""
+    statuses = []
+
+    def start_response(status, headers, exc_info=None):
+        statuses.append(status)
+    body = application(environ, start_response)
+    try:
+        b''.join(body)
+    finally:
+        getattr(body, 'close', lambda: None)()
+    return statuses[-1]
+
+
+@pytest.fixture
+def speedups_restored():
+    was = _speedups.State.installed
+    yield
+    if was:
+        _speedups.install()
+    else:
+        _speedups.uninstall()
+
+
+@pytest.mark.parametrize('speedups', ['1', '0'])
+@pytest.mark.parametrize('site', ['ini', 'view_checked_ini'])
+def test_explain_follows_the_traversal_that_serves(
+        clean_zope, request, monkeypatch, traversal_calls, speedups_restored,
+        site, speedups):
+    monkeypatch.setenv(_speedups.ENVIRONMENT_VARIABLE, speedups)
+    application, publisher = load_site_application(
+        request.getfixturevalue(site))
+    assert _speedups.State.installed is (speedups == '1')
+    try:
+        for path in FOLLOWED_PATHS:
+            status = serve(application,
+                           explaining.site_environ(publisher, path, 'GET'))
+            served = traversal_calls[:]
+            traversal_calls[:] = []
+            data = explaining.explain(publisher, path)
+            explained = traversal_calls[:]
+            traversal_calls[:] = []
+            assert served and explained == served, path
+            # each step explain shows is a name the policy was asked for,
+            # the object it answered and the traverser it asked
+            assert [(step['name'], step['from'], step['object'],
+                     step['traverser']) for step in data['steps']] == \
+                steps_of(served), path
+            if data['status'] is not None:
+                assert data['status'] == status, path
+    finally:
+        for database in process_databases(publisher):
+            database.close()

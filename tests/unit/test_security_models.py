@@ -301,8 +301,6 @@ def test_view_checked_publication_keeps_what_is_proxied_proxied(views):
     # a view is made on it as in the proxied chain, even a trusted one
     view = publication.query_view(views, proxied, 'trusted')
     assert view.context is proxied
-    view = publication.make_view(TrustedPage, proxied, views)
-    assert view.context is proxied
     found = publication.wrap(views, ProxyFactory(Page(Content(), views)),
                              'x', Content())
     assert is_proxied(found)

@@ -4,9 +4,9 @@ the site's own pipeline on it up to the end of traversal.
 The request goes through a second build of the site's chains
 (``ExplainPublisher``): the same stages with the same settings (but
 ``metrics``: the request is not served), except that the traverse stage
-records each step (``RecordingSteps``: the real traversal policy,
-its answers noted) and hands the object it reached to ``conclude``
-instead of the stages that would call it.  ``conclude``
+records each step (``RecordingSteps``: the real traversal policy, asked
+by the same loop, its answers noted) and hands the object it reached
+to ``conclude`` instead of the stages that would call it.  ``conclude``
 reads the view's class, template and permission, asks the interaction
 whether the principal has that permission, and lists the grants that
 bear on it; then it dooms the transaction, which the transaction stage
@@ -35,7 +35,6 @@ from zope.securitypolicy.interfaces import IRolePermissionMap
 from zope.securitypolicy.principalpermission import principalPermissionManager
 from zope.securitypolicy.principalrole import principalRoleManager
 from zope.securitypolicy.rolepermission import rolePermissionManager
-from zope.traversing.interfaces import ITraversable
 
 from zope.pipeline import components
 from zope.pipeline import environ as keys
@@ -44,7 +43,7 @@ from zope.pipeline.introspect import dotted_name
 from zope.pipeline.publication import Publication
 from zope.pipeline.publisher import Publisher
 from zope.pipeline.scene import end_interaction
-from zope.pipeline.securitymodels import PROXIED_MODEL
+from zope.pipeline.securitymodels import trusted_view_interfaces
 from zope.pipeline.stages.call import MethodCallStage
 from zope.pipeline.stages.call import method_handler
 from zope.pipeline.stages.call import method_not_allowed
@@ -145,11 +144,9 @@ class Explanation:
 
 class RecordingSteps:
     """Mixed into the traverse stage's publication class (that of its
-    chain's security model): the same traversal policy, each answer
-    noted."""
-
-    #: every traverser made, to be named
-    inline_steps = False
+    chain's security model): the same traversal policy, asked by the
+    same loop (``request.traverse``), each of its answers noted as it
+    gives it; nothing is looked up or made that serving would not."""
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
@@ -181,14 +178,16 @@ class RecordingSteps:
         return traverser
 
     def traverse_namespace(self, request, ob, name, namespace, name_in_it):
-        step = self.steps[-1]
-        step['namespace'] = namespace
-        adapter = components.query_multi_adapter((ob, request),
-                                                 ITraversable, namespace)
-        if adapter is not None:
-            step['traverser'] = dotted_name(type(adapter))
+        self.steps[-1]['namespace'] = namespace
         return super().traverse_namespace(request, ob, name, namespace,
                                           name_in_it)
+
+    def namespace_traverser(self, request, ob, namespace):
+        traverser = super().namespace_traverser(request, ob, namespace)
+        if traverser is not None:
+            self.steps[-1]['traverser'] = dotted_name(
+                type(removeSecurityProxy(traverser)))
+        return traverser
 
     def getDefaultTraversal(self, request, ob):
         found, path = super().getDefaultTraversal(request, ob)
@@ -244,10 +243,13 @@ def trusted_as(publishing, view):
     """In a view-checked chain, the dotted name of the trusted-view
     interface ``view`` provides (it runs on bare objects), or '' (an
     untrusted view: proxied, checked as in the proxied chain); None in a
-    proxied chain (``securitymodels``: the model of ``publishing``, the
-    stage that would call it)."""
-    model = getattr(publishing, 'security_model', PROXIED_MODEL)
-    return model.trusted_as(view)
+    proxied chain."""
+    if not getattr(publishing, 'view_checked', False):
+        return None
+    for interface in trusted_view_interfaces():
+        if interface.providedBy(view):
+            return interface.__identifier__
+    return ''
 
 
 def permission_to_call(view, method):

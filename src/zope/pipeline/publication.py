@@ -35,7 +35,6 @@ from zope.traversing.interfaces import IEtcNamespace
 from zope.pipeline import environ as keys
 from zope.pipeline.securitymodels import bare_unless_untrusted_view
 from zope.pipeline.securitymodels import in_untrusted_view
-from zope.pipeline.securitymodels import make_view
 from zope.pipeline.securitymodels import on_proxied_context
 from zope.pipeline.securitymodels import query_view
 from zope.pipeline.securitymodels import remake_untrusted_view
@@ -125,11 +124,6 @@ class ViewCheckedPublication(Publication):
         if type(ob) is Proxy:
             return super().query_view(request, ob, name)
         return query_view(ob, request, name, self.trusted_views)
-
-    def make_view(self, factory, ob, request):
-        if type(ob) is Proxy:
-            return factory(ob, request)
-        return make_view(factory, ob, request, self.trusted_views)
 
     def wrap(self, request, ob, name, found):
         trusted = self.trusted_views

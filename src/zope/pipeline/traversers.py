@@ -1,37 +1,22 @@
 """Default publishing traversers and the traversal policy of the traverse
 stage (the traversal half of what zope.app.publication's IPublication did).
 
-Traversal is Python glue around lookups that zope.interface answers from
-its caches, so it is made of fewer Python steps, each giving what the
-stock code gives (tests/unit/test_traversal_inline.py compares them):
-zope.publisher's loop runs in ``Traversal.traverse`` for requests whose
-``traverse`` is zope.publisher's own; the stock traversers (zope.container's
-``ItemTraverser`` and ``ContainerTraverser``, ``ViewTraverser``, the ``@@``
-namespace) run inline, without being made, when the factory the current
-site's registry gives for the step is one of them (looked up for every
-step, so nothing needs forgetting: a new registration, a local site, an
-interface given to an instance or a replaced method is seen at once).
+Traversal is zope.publisher's: the traverse stage calls
+``request.traverse(root)``, whose loop asks this policy, as the
+request's publication, each step (``callTraversalHooks``,
+``traverseName``, ``getDefaultTraversal``); the traversers are the
+registered ``IPublishTraverse`` and ``IBrowserPublisher`` adapters
+(zope.container's for containers, ``ViewTraverser`` for every other
+object), made and asked each step.  ``zope-pipeline explain`` records
+these same calls (``zope.pipeline.explain.RecordingSteps``).
 """
 
-from types import FunctionType
-
-from zope.component import getSiteManager
-from zope.component.hooks import getSiteManager as hooked_site_manager
-from zope.component.hooks import siteinfo
-from zope.component.security import protectedFactory
-from zope.container.traversal import ContainerTraverser
-from zope.container.traversal import ItemTraverser
 from zope.interface import Interface
 from zope.interface import implementer
 from zope.interface import providedBy
 from zope.location.interfaces import LocationError
-from zope.publisher.base import BaseRequest
-from zope.publisher.browser import DEFAULTABLE_METHODS
-from zope.publisher.browser import BrowserRequest
 from zope.publisher.defaultview import getDefaultViewName
-from zope.publisher.http import HTTPRequest
 from zope.publisher.interfaces import BadRequest
-from zope.publisher.interfaces import IDefaultViewName
 from zope.publisher.interfaces import IPublishTraverse
 from zope.publisher.interfaces import NotFound
 from zope.publisher.interfaces.browser import IBrowserPublisher
@@ -49,7 +34,6 @@ from zope.traversing.namespace import view as ViewNamespace
 
 from zope.pipeline import components
 from zope.pipeline import environ as keys
-from zope.pipeline.components import remember
 
 #: Namespaces whose names are attribute names: private ones are refused.
 ATTRIBUTE_NAMESPACES = ('attribute',)
@@ -115,78 +99,6 @@ class XMLRPCMethodTraverser:
         return method
 
 
-
-# -- the stock traversers' steps, inlined
-
-#: What the inlined steps answer when the traverser must be made and
-#: asked.
-NOT_INLINED = object()
-
-#: The code of the factory zope.component's ``protectedFactory`` makes
-#: (what ``<adapter permission="...">`` registers, neither trusted nor
-#: locating): it makes the adapter and gives it a checker, which matters
-#: to no inlined step (the traverser is not handed back).
-PROTECTED_FACTORY_CODE = next(
-    const for const in protectedFactory.__code__.co_consts
-    if getattr(const, 'co_name', None) == 'factory')
-
-#: The stock traversers' methods run inline, as they were when loaded:
-#: the steps compare them each time, so a class whose method was
-#: replaced is asked the stock way.
-ITEM_PUBLISH_TRAVERSE = ItemTraverser.publishTraverse
-CONTAINER_PUBLISH_TRAVERSE = ContainerTraverser.publishTraverse
-CONTAINER_BROWSER_DEFAULT = ContainerTraverser.browserDefault
-CONTAINER_INIT = ContainerTraverser.__init__
-VIEW_PUBLISH_TRAVERSE = ViewTraverser.publishTraverse
-VIEW_BROWSER_DEFAULT = ViewTraverser.browserDefault
-VIEW_INIT = ViewTraverser.__init__
-VIEW_NAMESPACE_INIT = ViewNamespace.__init__
-
-
-# -- zope.publisher's traversal loop
-
-#: zope.publisher's ``traverse`` methods, run by ``Traversal.traverse``.
-BASE_TRAVERSE = BaseRequest.traverse
-HTTP_TRAVERSE = HTTPRequest.traverse
-BROWSER_TRAVERSE = BrowserRequest.traverse
-#: The ``traverse`` methods along a request class's resolution order ->
-#: the first of them, when they are zope.publisher's own chain.
-STOCK_TRAVERSE_CHAINS = {
-    (HTTP_TRAVERSE, BASE_TRAVERSE): HTTP_TRAVERSE,
-    (BROWSER_TRAVERSE, HTTP_TRAVERSE, BASE_TRAVERSE): BROWSER_TRAVERSE,
-}
-#: The most request classes remembered by ``stock_traverse``.
-MAX_REQUEST_CLASSES = 64
-#: request class -> (its ``traverse`` when remembered, what
-#: ``stock_traverse`` answers for it)
-_stock_traverse = {}
-
-
-def stock_traverse(cls):
-    """``BROWSER_TRAVERSE`` or ``HTTP_TRAVERSE`` when ``request.traverse``
-    of a ``cls`` instance is zope.publisher's ``BrowserRequest.traverse``
-    (or ``HTTPRequest.traverse``) through to ``BaseRequest.traverse``,
-    nothing else in between; else None.  Remembered per class with the
-    method the class resolves ``traverse`` to: a ``traverse`` set later on
-    the class or a base before zope.publisher's, or on zope.publisher's
-    own classes, is seen."""
-    known = _stock_traverse.get(cls)
-    if known is None or known[0] is not cls.traverse:
-        chain = tuple(vars(base)['traverse'] for base in cls.__mro__
-                      if 'traverse' in vars(base))
-        known = (cls.traverse, STOCK_TRAVERSE_CHAINS.get(chain))
-        remember(_stock_traverse, MAX_REQUEST_CLASSES, cls, known)
-    if HTTPRequest.traverse is not HTTP_TRAVERSE or \
-            BaseRequest.traverse is not BASE_TRAVERSE:
-        return None
-    return known[1]
-
-
-def clear_stock_traverse():
-    """Forget the request classes ``stock_traverse`` remembers (tests)."""
-    _stock_traverse.clear()
-
-
 class Traversal:
     """What ``request.traverse()`` asks of its publication, per request.
 
@@ -203,13 +115,7 @@ class Traversal:
     """
 
     __slots__ = ('hooks', 'environ', 'context_key', 'last_hooked',
-                 'default_names', 'xmlrpc_attributes', 'vh_left',
-                 'site_manager', 'adapters')
-
-    #: Whether the stock traversers' steps run without making them
-    #: (``publish_inline``, ``browser_default``); ``zope-pipeline
-    #: explain``, which names each traverser, makes them.
-    inline_steps = True
+                 'default_names', 'xmlrpc_attributes', 'vh_left')
 
     def __init__(self, hooks, environ, context_key,
                  xmlrpc_attributes=frozenset()):
@@ -224,77 +130,6 @@ class Traversal:
         self.default_names = []
         #: The checked ``++vh++`` directives not applied yet (on first use).
         self.vh_left = None
-        #: The last site manager met and its adapter registry
-        #: (``components.lookup_registry``), see ``site_lookup``.
-        self.site_manager = self.adapters = None
-
-    def traverse(self, request, ob):
-        """``request.traverse(ob)``, with this object as the request's
-        publication.  Where that is zope.publisher's own
-        (``stock_traverse``), its loop runs here, as it is written there
-        (the traversed names, the object last traversed, the ``:method``
-        suffix, default views, the base or the redirect of a default
-        view), asking this object directly instead of the request's
-        ``publication`` property each time."""
-        stock = stock_traverse(type(request))
-        if stock is None:
-            return request.traverse(ob)
-        ob = self.walk(request, ob)
-        if stock is HTTP_TRAVERSE:
-            return ob
-        # BrowserRequest.traverse, whose first test (of ``_path_suffix``:
-        # no default view after a ``:method``) is always false here, as
-        # there: the suffix pass has emptied that list (the traverse stage
-        # sets the base of a ``:method`` page)
-        method = request.method
-        base_needed = 0
-        if method in DEFAULTABLE_METHODS:
-            nsteps = 0
-            ob, add_steps = self.getDefaultTraversal(request, ob)
-            while add_steps:
-                nsteps += len(add_steps)
-                add_steps = list(add_steps)
-                add_steps.reverse()
-                request.setTraversalStack(add_steps)
-                ob = self.walk(request, ob)
-                ob, add_steps = self.getDefaultTraversal(request, ob)
-            if nsteps != request._endswithslash:
-                base_needed = 1
-                redirect = request.use_redirect and method == 'GET'
-        if base_needed:
-            url = request.getURL()
-            response = request.response
-            if redirect:
-                response.redirect(url)
-                return ''
-            elif not response.getBase():
-                response.setBase(url)
-        return ob
-
-    def walk(self, request, ob):
-        """``HTTPRequest.traverse``: ``BaseRequest.traverse``'s loop over
-        the traversal stack, then once more over the ``:method`` suffix;
-        ``callTraversalHooks`` once per object reached."""
-        suffix = False
-        while True:
-            stack = request._traversal_stack
-            names = request._traversed_names
-            previous = None
-            while True:
-                request._last_obj_traversed = ob
-                if removeSecurityProxy(ob) is not removeSecurityProxy(
-                        previous):
-                    self.callTraversalHooks(request, ob)
-                if not stack:
-                    break
-                previous = ob
-                name = stack.pop()
-                names.append(name)
-                ob = self.traverseName(request, ob, name)
-            if suffix or not request._path_suffix:
-                return ob
-            request._traversal_stack = request._path_suffix
-            suffix = True
 
     def callTraversalHooks(self, request, ob):
         self.environ[self.context_key] = ob
@@ -315,10 +150,6 @@ class Traversal:
             name_in_namespace = name
         if name_in_namespace == '.':
             return ob
-        if self.inline_steps:
-            found = self.publish_inline(request, ob, name_in_namespace)
-            if found is not NOT_INLINED:
-                return self.wrap(request, ob, name_in_namespace, found)
         traverser = self.publish_traverser(request, ob)
         if traverser is None:
             raise NotFound(ob, name, request)
@@ -326,117 +157,18 @@ class Traversal:
                          traverser.publishTraverse(request,
                                                    name_in_namespace))
 
-    def site_lookup(self, request, ob):
-        """The current site's adapter registry and the interfaces of
-        ``(ob, request)``, as ``query_multi_adapter`` looks them up (the
-        registry is asked again when the site manager changes: a hook
-        sets the site); ``(None, None)`` when the site manager or its
-        registry is not zope.interface's own."""
-        if getSiteManager.implementation is hooked_site_manager:
-            site_manager = siteinfo.sm  # what the hook answers
-        else:
-            site_manager = getSiteManager()
-        if site_manager is not self.site_manager:
-            self.site_manager = site_manager
-            self.adapters = components.lookup_registry(site_manager)
-        if self.adapters is None:
-            return None, None
-        return self.adapters, (
-            components.interfaces_of(ob) if type(ob) is Proxy
-            else providedBy(ob),
-            components.interfaces_of(request) if type(request) is Proxy
-            else providedBy(request))
-
-    def publish_inline(self, request, ob, name):
-        """``traverser.publishTraverse(request, name)`` for ``ob``'s
-        ``IPublishTraverse`` adapter, run without making it when it is
-        zope.container's ``ItemTraverser`` or ``ContainerTraverser`` or
-        our ``ViewTraverser`` (``protectedFactory`` unwrapped; the factory
-        is looked up in the current site for every step, so a new
-        registration, a local site or an interface ``ob`` provides
-        directly is seen at once); ``NOT_INLINED`` otherwise."""
-        adapters, specs = self.site_lookup(request, ob)
-        if adapters is None or specs[0].isOrExtends(IPublishTraverse):
-            return NOT_INLINED
-        cls = adapters.lookup(specs, IPublishTraverse, '')
-        if type(cls) is FunctionType and \
-                cls.__code__ is PROTECTED_FACTORY_CODE:
-            cls = cls.factory
-        if cls is ItemTraverser:
-            if cls.publishTraverse is not ITEM_PUBLISH_TRAVERSE or \
-                    cls.__init__ is not CONTAINER_INIT:
-                return NOT_INLINED
-            try:
-                return ob[name]
-            except KeyError:
-                view = self.query_view(request, ob, name)
-                if view is not None:
-                    return view
-            raise NotFound(ob, name, request)
-        if cls is ContainerTraverser:
-            if cls.publishTraverse is not CONTAINER_PUBLISH_TRAVERSE or \
-                    cls.__init__ is not CONTAINER_INIT:
-                return NOT_INLINED
-            found = ob.get(name, None)
-            if found is None:
-                found = self.query_view(request, ob, name)
-                if found is None:
-                    raise NotFound(ob, name, request)
-            return found
-        if cls is ViewTraverser and cls.__init__ is VIEW_INIT and \
-                cls.publishTraverse is VIEW_PUBLISH_TRAVERSE:
-            view = self.query_view(request, ob, name)
-            if view is None:
-                raise NotFound(ob, name, request)
-            return view
-        return NOT_INLINED
-
-    def browser_default(self, request, ob):
-        """``adapter.browserDefault(request)`` for ``ob``'s
-        ``IBrowserPublisher`` adapter (``ob`` does not provide it), None
-        when it has none; run without making the adapter when it is one
-        of zope.container's traversers or our ``ViewTraverser`` (as
-        ``publish_inline``)."""
-        adapters, specs = self.site_lookup(request, ob)
-        if adapters is not None:
-            cls = adapters.lookup(specs, IBrowserPublisher, '')
-            if cls is None:
-                return None
-            if type(cls) is FunctionType and \
-                    cls.__code__ is PROTECTED_FACTORY_CODE:
-                cls = cls.factory
-            if (cls is ItemTraverser or cls is ContainerTraverser) and \
-                    cls.browserDefault is CONTAINER_BROWSER_DEFAULT and \
-                    cls.__init__ is CONTAINER_INIT:
-                view_name = adapters.lookup(specs, IDefaultViewName)
-                if view_name is not None:
-                    return ob, ('@@%s' % view_name,)
-            elif cls is ViewTraverser and cls.__init__ is VIEW_INIT and \
-                    cls.browserDefault is VIEW_BROWSER_DEFAULT:
-                return ob, (getDefaultViewName(ob, request),)
-        adapter = components.query_multi_adapter((ob, request),
-                                                 IBrowserPublisher)
-        if adapter is None:
-            return None
-        return adapter.browserDefault(request)
-
     def publish_traverser(self, request, ob):
         """What traverses ``ob`` by name: ``ob`` itself when it provides
         IPublishTraverse, else its IPublishTraverse adapter (None when it
         has none)."""
         if components.provides(ob, IPublishTraverse):
             return ob
-        return components.query_multi_adapter((ob, request),
-                                              IPublishTraverse)
+        return components.query_multi_adapter((ob, request), IPublishTraverse)
 
     def query_view(self, request, ob, name):
         """The view of ``ob`` named ``name`` for ``request``, or None
-        (the inlined traversers' and ``@@``'s lookups)."""
+        (the ``@@`` namespace's lookup)."""
         return components.query_multi_adapter((ob, request), Interface, name)
-
-    def make_view(self, factory, ob, request):
-        """The view ``factory``, looked up for ``(ob, request)``, makes."""
-        return factory(ob, request)
 
     def wrap(self, request, ob, name, found):
         """What traversal hands back for the object it found from ``ob``
@@ -473,22 +205,19 @@ class Traversal:
         return self.wrap(request, ob, name_in_it, found)
 
     def lookup_namespace(self, request, ob, namespace, name):
-        """``namespace_lookup(namespace, name, ob, request)``; an ``@@``
-        view (zope.traversing's ``view`` namespace, not replaced) looked
-        up with the step's ``site_lookup``, its traverser not made."""
-        if namespace == 'view':
-            adapters, specs = self.site_lookup(request, ob)
-            if adapters is not None and ViewNamespace.__init__ is \
-                    VIEW_NAMESPACE_INIT and adapters.lookup(
-                        specs, ITraversable, 'view') is ViewNamespace:
-                factory = adapters.lookup(specs, Interface, name)
-                found = None if factory is None else self.make_view(
-                    factory, ob, request)
-                if found is None:
-                    raise LocationError(ob, name)
-                return found
-        return namespace_lookup(namespace, name, ob, request,
-                                self.query_view)
+        """``namespace_lookup(namespace, name, ob, request)``, the
+        namespace's traverser from ``namespace_traverser`` and an ``@@``
+        view looked up as this traversal looks views up
+        (``query_view``)."""
+        return namespace_traverse(
+            self.namespace_traverser(request, ob, namespace), namespace,
+            name, ob, self.query_view)
+
+    def namespace_traverser(self, request, ob, namespace):
+        """The ``++namespace++`` traverser of ``ob`` (its ``ITraversable``
+        adapter of that name), or None."""
+        return components.query_multi_adapter((ob, request), ITraversable,
+                                              namespace)
 
     def use_vh_directive(self, directive):
         """Apply ``++vh++directive`` only if virtual_host checked it in
@@ -517,21 +246,16 @@ class Traversal:
                 IXMLRPCView.providedBy(removeSecurityProxy(ob)))
 
     def getDefaultTraversal(self, request, ob):
-        if (components.interfaces_of(ob) if type(ob) is Proxy
-                else providedBy(ob)) \
-                .isOrExtends(IBrowserPublisher):
+        interfaces = (components.interfaces_of(ob) if type(ob) is Proxy
+                      else providedBy(ob))
+        if interfaces.isOrExtends(IBrowserPublisher):
             found, path = ob.browserDefault(request)
         else:
-            if self.inline_steps:
-                default = self.browser_default(request, ob)
-            else:
-                adapter = components.query_multi_adapter(
-                    (ob, request), IBrowserPublisher)
-                default = (None if adapter is None
-                           else adapter.browserDefault(request))
-            if default is None:
+            adapter = components.query_multi_adapter((ob, request),
+                                                     IBrowserPublisher)
+            if adapter is None:
                 return self.published_default(request, ob, ob), None
-            found, path = default
+            found, path = adapter.browserDefault(request)
             found = self.wrap_default(request, ob, found)
         if request.method == 'HEAD':
             found = get_instead_of_head(ob, found)
@@ -551,7 +275,13 @@ def namespace_lookup(namespace, name, ob, request, view_lookup=None):
     the view it looks up (with ``view_lookup(request, ob, name)`` when
     given: the traversal's)."""
     traverser = components.query_multi_adapter((ob, request), ITraversable,
-                                                namespace)
+                                               namespace)
+    return namespace_traverse(traverser, namespace, name, ob, view_lookup)
+
+
+def namespace_traverse(traverser, namespace, name, ob, view_lookup=None):
+    """What ``traverser``, the ``namespace`` traverser of ``ob`` (None:
+    it has none), finds by ``name``, as ``namespace_lookup``."""
     if traverser is None:
         raise LocationError(ob, '++%s++%s' % (namespace, name))
     if type(traverser) is not ViewNamespace:

@@ -1,16 +1,15 @@
 """traverse: from the root application to the object to publish.
 
 zope.publisher's ``request.traverse`` loop walks the path (``:method``
-suffixes, default views, the traversed names that URLs are made of; run by
-``Traversal.traverse`` itself where the request's class traverses as
-zope.publisher's do); the traversal
-policy in ``zope.pipeline.traversers`` answers each step: ``++namespace++``
-segments (every zope.traversing namespace), ``@@view``, ``IPublishTraverse``
-adapters, default views, a security proxy on each object, and the traversal
-hooks that the chain's stages declared (assembled when it compiled; then
-any a stage added for the request), run once per object reached.  It is
-the request's ``request.publication`` (``zope.pipeline.publication``: what
-views used of the classic publication, ``db`` included).
+suffixes, default views, the traversed names that URLs are made of); the
+traversal policy in ``zope.pipeline.traversers`` answers each step:
+``++namespace++`` segments (every zope.traversing namespace), ``@@view``,
+``IPublishTraverse`` adapters, default views, a security proxy on each
+object, and the traversal hooks that the chain's stages declared
+(assembled when it compiled; then any a stage added for the request),
+run once per object reached.  It is the request's
+``request.publication`` (``zope.pipeline.publication``: what views used
+of the classic publication, ``db`` included).
 
 Dot segments are resolved by ``zope.pipeline.paths``, as RFC 3986 says
 (``/a/../b`` is ``/b``); a ``..`` that would leave the root, or the virtual
@@ -138,8 +137,7 @@ class TraverseStage:
         resolve_dot_segments(request)
         method_page = has_method_suffix(request) and \
             IBrowserRequest.providedBy(request)
-        published = environ[keys.PUBLISHED] = traversal.traverse(request,
-                                                                 root)
+        published = environ[keys.PUBLISHED] = request.traverse(root)
         if method_page:
             set_base_for_method(request)
         if self.locates_errors_at_published:

@@ -1,9 +1,9 @@
-"""zope.pipeline.traversers.Traversal's own traversal: zope.publisher's
-loop run by ``Traversal.traverse`` and the stock traversers' steps run
-inline give what zope.publisher's ``request.traverse`` gives with every
-traverser made and asked (the same object, names, URL, base, hooks,
-errors), and follow every registration: global or in a local site, an
-interface an instance provides, a replaced method."""
+"""zope.pipeline.traversers.Traversal, the traverse stage's policy, asked
+by zope.publisher's own loop (``request.traverse``), gives what
+zope.app.publication's ``BrowserPublication`` gives (the same object,
+names, URL, base, hooks, errors), and follows every registration: global
+or in a local site, an interface an instance provides, a replaced
+method."""
 
 import io
 
@@ -12,6 +12,7 @@ from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+from zope.app.publication.browser import BrowserPublication
 from zope.component import getGlobalSiteManager
 from zope.component.hooks import resetHooks
 from zope.component.hooks import setHooks
@@ -44,11 +45,9 @@ from zope.security.proxy import removeSecurityProxy
 from zope.traversing.interfaces import ITraversable
 from zope.traversing.namespace import view as ViewNamespace
 
-from zope.pipeline import traversers
 from zope.pipeline.publication import ViewCheckedPublication
 from zope.pipeline.traversers import Traversal
 from zope.pipeline.traversers import ViewTraverser
-from zope.pipeline.traversers import stock_traverse
 
 CONTAINER_NAMES = ('__getitem__', 'get', '__contains__', 'keys', 'values',
                    'items', '__len__', '__iter__')
@@ -130,23 +129,22 @@ def root(clean_zope):
     return top
 
 
-class Generic(Traversal):
-    """The traversal policy with every traverser made and asked, run by
-    zope.publisher's own ``request.traverse`` (the reference)."""
+class Classic(BrowserPublication):
+    """zope.app.publication's traversal policy (the reference): its
+    ``traverseName`` and ``getDefaultTraversal``, with the hooks called
+    as ``Traversal`` calls them."""
 
-    __slots__ = ()
-    inline_steps = False
+    def __init__(self, hooks, environ, context_key):
+        self.hooks = Traversal(hooks, environ, context_key)
+        self.default_names = []
 
-    def traverse(self, request, ob):
-        return request.traverse(ob)
+    def callTraversalHooks(self, request, ob):
+        self.hooks.callTraversalHooks(request, ob)
 
-
-class GenericViewChecked(ViewCheckedPublication):
-    __slots__ = ()
-    inline_steps = False
-
-    def traverse(self, request, ob):
-        return request.traverse(ob)
+    def getDefaultTraversal(self, request, ob):
+        ob, path = super().getDefaultTraversal(request, ob)
+        self.default_names.extend(path or ())
+        return ob, path
 
 
 def describe(ob):
@@ -183,7 +181,7 @@ def outcome(publication_class, root, path, method='GET', suffix=None,
     publication = publication_class(hooks, environ, 'context')
     request.setPublication(publication)
     try:
-        found = publication.traverse(request, root)
+        found = request.traverse(root)
     except Exception as error:
         found = ('raised', type(error), tuple(
             describe(arg) for arg in error.args
@@ -210,25 +208,36 @@ PATHS = ['/', '/a', '/a/', '/a/b', '/a/b/', '/a/missing', '/missing/x',
          '/a/++view++other.html', '/a/.', '/item', '/item/other.html',
          '/item/missing', '/item/@@index.html', '/a/b/index.html',
          '/a/index.html/']
-PAIRS = [(Traversal, Generic), (ViewCheckedPublication, GenericViewChecked)]
 
 
-@pytest.mark.parametrize('publication,reference', PAIRS)
 @pytest.mark.parametrize('path', PATHS)
 @pytest.mark.parametrize('method', ['GET', 'HEAD', 'POST', 'PUT'])
-def test_inline_traversal_gives_what_zope_publisher_gives(
-        root, publication, reference, path, method):
-    assert outcome(publication, root, path, method) == \
-        outcome(reference, root, path, method)
+def test_traversal_gives_what_the_classic_publication_gives(
+        root, path, method):
+    assert outcome(Traversal, root, path, method) == \
+        outcome(Classic, root, path, method)
 
 
-@pytest.mark.parametrize('publication,reference', PAIRS)
+@pytest.mark.parametrize('path', PATHS)
+def test_view_checked_traversal_hands_back_content_bare(root, path):
+    """The view-checked chain reaches what the proxied one reaches, the
+    content unproxied (the untrusted test views stay proxied)."""
+    proxied = outcome(Traversal, root, path)
+    bare = outcome(ViewCheckedPublication, root, path)
+    assert bare['names'] == proxied['names']
+    assert bare['url'] == proxied['url']
+    assert bare['default_names'] == proxied['default_names']
+    if proxied['found'][0] == 'proxied' and \
+            not isinstance(proxied['found'][1], tuple):
+        assert bare['found'] == proxied['found'][1]
+
+
 @pytest.mark.parametrize('path', ['/a', '/a/b', '/item'])
 @pytest.mark.parametrize('suffix', [['other.html'], ['.'], ['missing']])
-def test_method_suffix_is_traversed_as_zope_publisher_traverses_it(
-        root, publication, reference, path, suffix):
-    assert outcome(publication, root, path, suffix=suffix) == \
-        outcome(reference, root, path, suffix=suffix)
+def test_method_suffix_is_traversed_as_the_classic_publication_does(
+        root, path, suffix):
+    assert outcome(Traversal, root, path, suffix=suffix) == \
+        outcome(Classic, root, path, suffix=suffix)
 
 
 @pytest.mark.parametrize('request_class', [HTTPRequest, BrowserRequest])
@@ -236,14 +245,14 @@ def test_method_suffix_is_traversed_as_zope_publisher_traverses_it(
 def test_http_and_browser_requests_are_traversed_as_their_classes_do(
         root, request_class, path):
     assert outcome(Traversal, root, path, request_class=request_class) == \
-        outcome(Generic, root, path, request_class=request_class)
+        outcome(Classic, root, path, request_class=request_class)
 
 
 def test_a_browser_request_with_redirects_redirects_to_the_default(root):
     class Redirecting(PublisherTestRequest):
         use_redirect = True
     result = outcome(Traversal, root, '/a', request_class=Redirecting)
-    assert result == outcome(Generic, root, '/a', request_class=Redirecting)
+    assert result == outcome(Classic, root, '/a', request_class=Redirecting)
     assert result['found'] == '' and result['status'] == 302
 
 
@@ -253,7 +262,7 @@ def test_a_traverser_registered_after_the_first_request_is_used(root):
     alsoProvides(root['a'], IMarked)
     after = outcome(Traversal, root, '/a/b')
     assert after != before
-    assert after == outcome(Generic, root, '/a/b')
+    assert after == outcome(Classic, root, '/a/b')
     assert outcome(Traversal, root, '/a/b', 'PUT')['found'] == \
         'special:b'
 
@@ -291,7 +300,7 @@ def test_a_traverser_registered_in_a_local_site_is_used_there(root):
     try:
         result = outcome(Traversal, root, '/a/b', hooks_extra=[enter_site])
         setSite(None)
-        expected = outcome(Generic, root, '/a/b', hooks_extra=[enter_site])
+        expected = outcome(Classic, root, '/a/b', hooks_extra=[enter_site])
     finally:
         setSite(None)
     # root -> a with the global traverser, a -> b with the site's
@@ -319,7 +328,7 @@ def test_a_site_manager_with_its_own_lookups_is_asked(root):
     try:
         OwnLookups.asked = 0
         assert outcome(Traversal, root, '/a/b') == \
-            outcome(Generic, root, '/a/b')
+            outcome(Classic, root, '/a/b')
         assert OwnLookups.asked
     finally:
         setSite(None)
@@ -329,7 +338,7 @@ def test_without_zope_components_hooks_the_global_registry_answers(root):
     resetHooks()
     try:
         assert outcome(Traversal, root, '/a/b') == \
-            outcome(Generic, root, '/a/b')
+            outcome(Classic, root, '/a/b')
     finally:
         setHooks()
 
@@ -356,7 +365,7 @@ def test_a_replaced_stock_method_is_called(root, monkeypatch, cls, method):
     monkeypatch.setattr(cls, method, replaced)
     for each in ('/a/b', '/item/x', '/a', '/item', '/'):
         assert outcome(Traversal, root, each, http_method) == \
-            outcome(Generic, root, each, http_method)
+            outcome(Classic, root, each, http_method)
     found = outcome(Traversal, root, path, http_method)['found']
     if expected[0] == 'proxied':
         assert found[1][0] is Other, found
@@ -375,17 +384,18 @@ def test_a_replaced_constructor_is_called(root, monkeypatch, cls):
         made.append(context)
         stock_init(self, context, request)
     monkeypatch.setattr(cls, '__init__', init)
-    assert outcome(Traversal, root, '/a/b') == outcome(Generic, root, '/a/b')
+    assert outcome(Traversal, root, '/a/b') == outcome(Classic, root, '/a/b')
     assert made
 
 
 @pytest.mark.parametrize('cls', [ItemTraverser, ContainerTraverser,
                                  ViewTraverser])
 @pytest.mark.parametrize('path', PATHS)
-def test_each_stock_traverser_inline_gives_what_it_gives(root, cls, path):
+def test_each_stock_traverser_gives_what_it_gives_classically(
+        root, cls, path):
     register(protectedFactory(cls, IBrowserPublisher, 'zope.Public'),
              (ISimpleReadContainer, IBrowserRequest), IBrowserPublisher)
-    assert outcome(Traversal, root, path) == outcome(Generic, root, path)
+    assert outcome(Traversal, root, path) == outcome(Classic, root, path)
 
 
 def test_a_trusted_traverser_factory_is_made_and_asked(root, monkeypatch):
@@ -400,7 +410,7 @@ def test_a_trusted_traverser_factory_is_made_and_asked(root, monkeypatch):
         made.append(type(context))
         stock_init(self, context, request)
     for path in ('/a/b', '/a'):
-        assert outcome(Traversal, root, path) == outcome(Generic, root, path)
+        assert outcome(Traversal, root, path) == outcome(Classic, root, path)
     monkeypatch.setattr(ItemTraverser, '__init__', init)
     outcome(Traversal, root, '/a/b')
     assert SampleContainer in made  # unproxied: trusted
@@ -410,17 +420,20 @@ def test_a_container_without_a_default_view_name_fails_as_stock(root):
     getGlobalSiteManager().adapters.unregister(
         (Interface, IBrowserRequest), IDefaultViewName, '', 'index.html')
     result = outcome(Traversal, root, '/a')
-    assert result == outcome(Generic, root, '/a')
+    assert result == outcome(Classic, root, '/a')
     assert result['found'][:2] == ('raised', ComponentLookupError)
 
 
 def test_an_object_without_a_browser_publisher_is_its_own_default(root):
     getGlobalSiteManager().unregisterAdapter(
         ViewTraverser, (Interface, IBrowserRequest), IBrowserPublisher)
-    for publication, reference in PAIRS:
+    for publication, found in ((Traversal, ('proxied', root['item'])),
+                               (ViewCheckedPublication, root['item'])):
         result = outcome(publication, root, '/item')
-        assert result == outcome(reference, root, '/item')
         assert result['default_names'] == []
+        assert result['found'] == found
+    assert outcome(Traversal, root, '/item') == \
+        outcome(Classic, root, '/item')
 
 
 def test_an_object_that_traverses_itself_is_asked(root):
@@ -430,7 +443,7 @@ def test_an_object_that_traverses_itself_is_asked(root):
     defineChecker(SampleContainer, NamesChecker(
         CONTAINER_NAMES + ('publishTraverse',)))
     result = outcome(Traversal, root, '/a/b', 'PUT')
-    assert result == outcome(Generic, root, '/a/b', 'PUT')
+    assert result == outcome(Classic, root, '/a/b', 'PUT')
     assert result['found'] == 'self:b'
 
 
@@ -441,7 +454,7 @@ def test_a_view_namespace_of_its_own_is_used(root):
     register(Shouting, (ISimpleReadContainer, IBrowserRequest),
              ITraversable, 'view')
     result = outcome(Traversal, root, '/a/@@other.html', 'PUT')
-    assert result == outcome(Generic, root, '/a/@@other.html', 'PUT')
+    assert result == outcome(Classic, root, '/a/@@other.html', 'PUT')
     assert result['found'] == 'OTHER.HTML'
 
 
@@ -449,7 +462,7 @@ def test_a_view_factory_answering_none_is_not_found(root):
     register(lambda context, request: None,
              (ISimpleReadContainer, IBrowserRequest), Interface, 'none.html')
     result = outcome(Traversal, root, '/a/@@none.html')
-    assert result == outcome(Generic, root, '/a/@@none.html')
+    assert result == outcome(Classic, root, '/a/@@none.html')
     assert result['found'][0] == 'raised'
 
 
@@ -463,24 +476,14 @@ def test_hooks_of_a_subclass_are_called_as_methods(root):
             called.append(describe(ob))
             super().callTraversalHooks(request, ob)
 
-    class GenericCounting(Counting):
-        __slots__ = ()
-        inline_steps = False
-
-        def traverse(self, request, ob):
-            return request.traverse(ob)
     result = outcome(Counting, root, '/a/b')
-    inline_calls, called[:] = called[:], []
-    assert result == outcome(GenericCounting, root, '/a/b')
-    assert inline_calls == called and len(called) == 5
-
-
-# -- which requests zope.publisher's loop is run for
-
-def test_stock_request_classes_are_traversed_inline():
-    assert stock_traverse(PublisherTestRequest) is traversers.BROWSER_TRAVERSE
-    assert stock_traverse(BrowserRequest) is traversers.BROWSER_TRAVERSE
-    assert stock_traverse(HTTPRequest) is traversers.HTTP_TRAVERSE
+    assert result == outcome(Classic, root, '/a/b')
+    # root, a, b, b again (zope.publisher's loop restarts there for its
+    # default view), the view: the hooks ran once for b
+    hooks = result['hooks']
+    assert len(hooks) == 4
+    assert called == hooks[:3] + [hooks[2], hooks[3]]
+    assert len(result['hooks']) == 4
 
 
 def test_a_request_class_with_its_own_traverse_is_asked(root):
@@ -490,51 +493,14 @@ def test_a_request_class_with_its_own_traverse_is_asked(root):
         def traverse(self, ob):
             traversed.append(ob)
             return super().traverse(ob)
-    assert stock_traverse(Own) is None
     assert outcome(Traversal, root, '/a', request_class=Own) == \
-        outcome(Generic, root, '/a', request_class=Own)
+        outcome(Classic, root, '/a', request_class=Own)
     assert traversed
-
-
-def test_a_traverse_set_on_the_class_after_the_first_request_is_called(
-        root, monkeypatch):
-    class Later(PublisherTestRequest):
-        pass
-    assert stock_traverse(Later) is traversers.BROWSER_TRAVERSE
-    traversed = []
-
-    def traverse(self, ob):
-        traversed.append(ob)
-        return BrowserRequest.traverse(self, ob)
-    monkeypatch.setattr(Later, 'traverse', traverse, raising=False)
-    assert stock_traverse(Later) is None
-    outcome(Traversal, root, '/a', request_class=Later)
-    assert traversed
-
-
-@pytest.mark.parametrize('cls', [HTTPRequest, BrowserRequest])
-def test_a_replaced_zope_publisher_traverse_is_called(monkeypatch, cls):
-    stock_traverse(PublisherTestRequest)
-
-    def traverse(self, ob):
-        return ob
-    monkeypatch.setattr(cls, 'traverse', traverse)
-    assert stock_traverse(PublisherTestRequest) is None
-
-
-def test_request_classes_remembered_are_bounded(monkeypatch):
-    monkeypatch.setattr(traversers, 'MAX_REQUEST_CLASSES', 3)
-    traversers.clear_stock_traverse()
-    classes = [type('R%d' % index, (PublisherTestRequest,), {})
-               for index in range(5)]
-    for cls in classes:
-        assert stock_traverse(cls) is traversers.BROWSER_TRAVERSE
-    assert len(traversers._stock_traverse) <= 3
 
 
 def test_a_base_set_before_traversal_is_kept(root):
     result = outcome(Traversal, root, '/a', base='http://example.com/x/')
-    assert result == outcome(Generic, root, '/a', base='http://example.com/x/')
+    assert result == outcome(Classic, root, '/a', base='http://example.com/x/')
     assert result['base'] == 'http://example.com/x/'
 
 
@@ -542,7 +508,7 @@ def test_a_browser_publisher_factory_answering_none_means_no_default(root):
     register(lambda context, request: None,
              (ISimpleReadContainer, IBrowserRequest), IBrowserPublisher)
     result = outcome(Traversal, root, '/', 'GET')
-    assert result == outcome(Generic, root, '/', 'GET')
+    assert result == outcome(Classic, root, '/', 'GET')
     assert result['found'] == root
     assert result['default_names'] == []
 
@@ -557,12 +523,10 @@ SEGMENTS = ['a', 'b', 'item', 'missing', 'other.html', '@@other.html',
 @given(segments=st.lists(st.sampled_from(SEGMENTS), max_size=4),
        slash=st.booleans(),
        method=st.sampled_from(['GET', 'HEAD', 'POST', 'PUT']),
-       pair=st.sampled_from(PAIRS),
        suffix=st.one_of(st.none(), st.lists(st.sampled_from(SEGMENTS),
                                             min_size=1, max_size=2)))
-def test_any_path_is_traversed_as_zope_publisher_traverses_it(
-        root, segments, slash, method, pair, suffix):
+def test_any_path_is_traversed_as_the_classic_publication_does(
+        root, segments, slash, method, suffix):
     path = '/' + '/'.join(segments) + ('/' if slash and segments else '')
-    publication, reference = pair
-    assert outcome(publication, root, path, method, suffix) == \
-        outcome(reference, root, path, method, suffix)
+    assert outcome(Traversal, root, path, method, suffix) == \
+        outcome(Classic, root, path, method, suffix)
