@@ -129,22 +129,25 @@ def test_chain_without_request_type_is_proxied(configure):
 
 def test_each_model_is_one_object_the_stages_ask():
     from zope.pipeline.publication import Publication
+    from zope.pipeline.publication import publication_factory
     proxied = securitymodels.security_model('proxied')
     checked = securitymodels.security_model('view-checked')
     assert (proxied, checked) == (securitymodels.PROXIED_MODEL,
                                   securitymodels.VIEW_CHECKED_MODEL)
     assert sorted(securitymodels.MODELS) == sorted(
         securitymodels.SECURITY_MODELS)
-    assert proxied.publication_factory() is Publication
+    assert publication_factory(proxied) is Publication
     assert not proxied.checks_view_when_called
     assert not proxied.locates_errors_at_published
     assert proxied.trusted_views() == ()
     assert proxied.describe() == {'security': 'proxied',
                                   'trusted_views': []}
-    factory = checked.publication_factory()
+    factory = publication_factory(checked)
     assert factory.func is ViewCheckedPublication
     assert factory.keywords['trusted_views'] == checked.trusted_views()
     assert ITrustedView in factory.keywords['trusted_views']
+    assert factory.keywords['bare_views'] == checked.bare_views()
+    assert proxied.bare_views() == ()
     assert checked.checks_view_when_called
     assert checked.locates_errors_at_published
     assert checked.describe()['trusted_views'][0] == \

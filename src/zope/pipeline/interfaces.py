@@ -125,7 +125,7 @@ class IBuildContext(Interface):
         "The security model of the chain as an object "
         "(zope.pipeline.securitymodels: ``PROXIED_MODEL`` or "
         "``VIEW_CHECKED_MODEL``), which the traverse and call stages ask "
-        "how to traverse (``publication_factory()``) and call "
+        "how to traverse (``publication.publication_factory``) and call "
         "(``checks_view_when_called``).")
     request_type_registration = Attribute(
         "The IRequestFactoryRegistration of the request type, or None (the "

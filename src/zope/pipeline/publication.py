@@ -23,6 +23,8 @@ everything reached through it stays proxied, as in the proxied chain.
 zope.app.publication is not imported.
 """
 
+import functools
+
 from zope.component import queryUtility
 from zope.interface import implementer
 from zope.publisher.interfaces import IPublication
@@ -149,3 +151,17 @@ class ViewCheckedPublication(Publication):
 
     def getApplication(self, request):
         return removeSecurityProxy(self.bare_application(request))
+
+
+def publication_factory(model):
+    """The ``request.publication`` class of the chains of the security
+    model ``model`` (zope.pipeline.securitymodels), called as
+    ``factory(hooks, environ, context_key, xmlrpc_attributes)``:
+    ``ViewCheckedPublication`` with the views the model trusts and those
+    it hands back bare, as they are loaded when the chain is built, for a
+    model that checks views when they are called; else ``Publication``."""
+    if not model.checks_view_when_called:
+        return Publication
+    return functools.partial(ViewCheckedPublication,
+                             trusted_views=model.trusted_views(),
+                             bare_views=model.bare_views())

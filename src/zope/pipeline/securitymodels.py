@@ -41,7 +41,6 @@ build context of its chain hands the stages the model itself
 ``VIEW_CHECKED_MODEL``), which they ask what to do when they are built.
 """
 
-import functools
 import sys
 from types import MethodType
 
@@ -271,14 +270,12 @@ class ProxiedModel:
     #: object (Grok's rule) rather than at the object it is bound to.
     locates_errors_at_published = False
 
-    def publication_factory(self):
-        """The ``request.publication`` class of this model's chains,
-        called as ``factory(hooks, environ, context_key,
-        xmlrpc_attributes)``."""
-        return publication_classes()[0]
-
     def trusted_views(self):
         """The interfaces of the views run on bare objects: none."""
+        return ()
+
+    def bare_views(self):
+        """The interfaces of the views traversal hands back bare: none."""
         return ()
 
     def trusted_as(self, view):
@@ -302,17 +299,15 @@ class ViewCheckedModel(ProxiedModel):
     checks_view_when_called = True
     locates_errors_at_published = True
 
-    def publication_factory(self):
-        """``ViewCheckedPublication`` with the views it trusts, and those
-        it hands back bare, as they are loaded when the chain is built."""
-        return functools.partial(
-            publication_classes()[1], trusted_views=self.trusted_views(),
-            bare_views=trusted_view_interfaces(BARE_VIEW_INTERFACES))
-
     def trusted_views(self):
         """The interfaces of the views run on bare objects (those of
         ``TRUSTED_VIEW_INTERFACES`` that are loaded)."""
         return trusted_view_interfaces()
+
+    def bare_views(self):
+        """The interfaces of the views traversal hands back bare (those
+        of ``BARE_VIEW_INTERFACES`` that are loaded)."""
+        return trusted_view_interfaces(BARE_VIEW_INTERFACES)
 
     def trusted_as(self, view):
         """The dotted name of the trusted-view interface ``view``
@@ -337,15 +332,3 @@ MODELS = {model.name: model for model in (PROXIED_MODEL, VIEW_CHECKED_MODEL)}
 def security_model(name):
     """The model named ``name`` (one of ``SECURITY_MODELS``)."""
     return MODELS[name]
-
-
-def publication_classes():
-    """``(Publication, ViewCheckedPublication)``.
-
-    Imported when a chain is built, not with this module: they build
-    their traversal on this module's view checks (zope.pipeline.publication
-    imports it).
-    """
-    from zope.pipeline.publication import Publication
-    from zope.pipeline.publication import ViewCheckedPublication
-    return Publication, ViewCheckedPublication

@@ -47,6 +47,7 @@ from zope.security.proxy import removeSecurityProxy
 from zope.pipeline import environ as keys
 from zope.pipeline import paths
 from zope.pipeline.contract import Contract
+from zope.pipeline.publication import publication_factory
 from zope.pipeline.securitymodels import PROXIED_MODEL
 from zope.pipeline.traversers import parse_attribute_names
 
@@ -114,7 +115,7 @@ class TraverseStage:
         #: (``zope-pipeline explain`` puts one that records each step in
         #: its place).
         model = build.security_model if build is not None else PROXIED_MODEL
-        self.publication = model.publication_factory()
+        self.publication = publication_factory(model)
         self.locates_errors_at_published = model.locates_errors_at_published
         self.after_traversal_event = (
             build.after_traversal_event if build is not None else None)
