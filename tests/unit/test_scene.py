@@ -121,68 +121,13 @@ class Synch:
     __hash__ = None
 
 
-def answers(synchs, members):
-    """What a set of synchronizers says about ``members``."""
-    seen = []
-    synchs.map(seen.append)
-    return (len(synchs), bool(synchs),
-            [member in synchs for member in members],
-            [id(member) for member in seen],
-            sorted(id(ref()) for ref in synchs.as_weakref_list()
-                   if ref() is not None))
-
-
-def test_request_synchronizers_answer_as_the_transaction_packages_weak_set():
-    import gc
-
-    from transaction.weakset import WeakSet
-
-    from zope.pipeline.scene import RequestSynchronizers
-    for synchs in (WeakSet(), RequestSynchronizers()):
-        kept, dropped, other = Synch(), Synch(), Synch()
-        synchs.add(kept)
-        synchs.add(dropped)
-        synchs.add(kept)  # once only
-        stock = answers(synchs, [kept, dropped, other])
-        assert stock == (2, True, [True, True, False],
-                         [id(kept), id(dropped)],
-                         sorted([id(kept), id(dropped)]))
-        del dropped
-        gc.collect()
-        assert answers(synchs, [kept, other]) == (
-            1, True, [True, False], [id(kept)], [id(kept)])
-        with pytest.raises(KeyError):
-            synchs.remove(other)
-        synchs.remove(kept)
-        assert answers(synchs, [kept]) == (0, False, [False], [], [])
-        with pytest.raises(KeyError):
-            synchs.remove(kept)
-        synchs.add(kept)
-        synchs.clear()
-        assert answers(synchs, [kept]) == (0, False, [False], [], [])
-
-
-def test_a_dead_synchronizer_is_not_removed_for_another_of_its_id():
-    from zope.pipeline.scene import RequestSynchronizers
-    synchs, dead = RequestSynchronizers(), Synch()
-    synchs.add(dead)
-    key = id(dead)
-    del dead
-    same_id = Synch()  # given the dead one's id (CPython may reuse it)
-    synchs._refs[id(same_id)] = synchs._refs.pop(key)
-    with pytest.raises(KeyError):
-        synchs.remove(same_id)
-    assert len(synchs) == 0
-
-
 def test_request_manager_holds_what_the_stock_manager_holds():
-    from zope.pipeline.scene import RequestSynchronizers
     from zope.pipeline.scene import RequestTransactionManager
     manager = RequestTransactionManager()
     stock = transaction.TransactionManager(explicit=True)
     assert set(vars(manager)) == set(vars(stock))
     assert (manager.explicit, manager._txn) == (True, None)
-    assert type(manager._synchs) is RequestSynchronizers
+    assert type(manager._synchs) is type(stock._synchs)
     synch = Synch()
     synch.newTransaction = lambda txn: began.append(txn)
     began = []
@@ -192,33 +137,3 @@ def test_request_manager_holds_what_the_stock_manager_holds():
     assert began == [txn]
     manager.unregisterSynch(synch)
     assert not manager.registeredSynchs()
-
-
-def test_request_manager_keeps_the_stock_weak_set_when_it_does_not_fit(
-        monkeypatch):
-    from transaction.weakset import WeakSet
-
-    from zope.pipeline import scene
-
-    class MoreState(transaction.TransactionManager):
-        def __init__(self, explicit=False):
-            super().__init__(explicit)
-            self.extra = None
-
-    class MoreMethods(WeakSet):
-        def discard(self, obj):
-            pass
-
-    class OtherSet(transaction.TransactionManager):
-        def __init__(self, explicit=False):
-            super().__init__(explicit)
-            self._synchs = MoreMethods()
-
-    assert scene.fits_transaction_manager()
-    assert not scene.fits_transaction_manager(MoreState)
-    assert not scene.fits_transaction_manager(OtherSet)
-    assert not scene.fits_transaction_manager(OtherSet, MoreMethods)
-    monkeypatch.setattr(scene, 'OWN_SYNCHRONIZERS', False)
-    manager = scene.RequestTransactionManager()
-    assert type(manager._synchs) is WeakSet
-    assert manager.explicit is True

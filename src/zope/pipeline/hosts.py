@@ -8,6 +8,7 @@ matches any port unless it names one (``www.example.com:8443``).  Names
 compare without case and without a trailing dot.
 """
 
+import functools
 import re
 from urllib.parse import urlsplit
 
@@ -64,7 +65,7 @@ def parse_pattern(text, setting):
 
 
 #: Distinct (Host header, scheme) pairs whose answer ``AllowedHosts``
-#: remembers.
+#: remembers (the least recently asked forgotten first).
 ANSWERS_KEPT = 256
 
 
@@ -81,23 +82,18 @@ class AllowedHosts:
                 '(e.g. "www.example.com"), or "*" for any host.' % setting)
         self.anything = any(pattern.name == '*' and pattern.port is None
                             for pattern in self.patterns)
-        self._answers = {}
+        #: ``_allows`` of this setting's patterns, which never change,
+        #: remembered per (host, scheme): the Host header is the client's,
+        #: so at most ``ANSWERS_KEPT`` answers are kept.
+        self._remembered = functools.lru_cache(maxsize=ANSWERS_KEPT)(
+            self._allows)
 
     def allows(self, host, scheme='http'):
         """Whether ``host`` (``name[:port]``, as in a Host header) is
-        allowed; without a port, the default port of ``scheme``.  The
-        answers for the last ``ANSWERS_KEPT`` distinct (host, scheme) are
-        remembered (the patterns never change; the Host header is the
-        client's, so the memory is bounded: it starts again when full)."""
+        allowed; without a port, the default port of ``scheme``."""
         if self.anything:
             return True
-        answers = self._answers
-        answer = answers.get((host, scheme))
-        if answer is None:
-            if len(answers) >= ANSWERS_KEPT:
-                answers.clear()
-            answer = answers[host, scheme] = self._allows(host, scheme)
-        return answer
+        return self._remembered(host, scheme)
 
     def _allows(self, host, scheme):
         hostname, port = split_host(host)

@@ -6,7 +6,6 @@ share it."""
 from zope.publisher.http import DirectResult
 
 from zope.pipeline import environ as keys
-from zope.pipeline.factories import RememberedCharset
 from zope.pipeline.wsgi import close_iterable
 
 
@@ -49,21 +48,29 @@ def emit(environ, response, start_response, exc_info=None, filters=()):
 
 
 #: The header zope.publisher's ``HTTPResponse.getHeaders`` puts first in
-#: every response, naming Zope and Python.
+#: every response, naming Zope and Python: it tells only an attacker
+#: which software to aim at, so it is sent only where
+#: ``create_request.powered_by`` keeps it (``keep_powered_by``).  This
+#: module is its one home: the rule is ``headers_of``'s.
 POWERED_BY = 'X-Powered-By'
 
-#: The ``getHeaders`` of the responses of zope.pipeline's requests.
-OWN_GET_HEADERS = RememberedCharset.getHeaders
+
+def keep_powered_by(environ):
+    """Have the responses of the request of ``environ`` keep
+    ``X-Powered-By`` (``create_request.powered_by``)."""
+    environ[keys.POWERED_BY] = True
+
+
+def keeps_powered_by(environ):
+    """Whether the responses of the request of ``environ`` keep
+    ``X-Powered-By``."""
+    return bool(environ.get(keys.POWERED_BY))
 
 
 def headers_of(response, environ):
-    """The response's headers, without zope.publisher's ``X-Powered-By``
-    unless ``create_request.powered_by`` keeps it: it tells only an
-    attacker which software to aim at.  A response of ours
-    (``factories.RememberedCharset``) leaves it out as it makes them."""
-    if getattr(type(response), 'getHeaders', None) is OWN_GET_HEADERS:
-        return response.headers_to_send(bool(environ.get(keys.POWERED_BY)))
+    """The response's headers, without any ``X-Powered-By`` header
+    unless ``keeps_powered_by(environ)``."""
     headers = response.getHeaders()
-    if environ.get(keys.POWERED_BY):
+    if keeps_powered_by(environ):
         return headers
     return [header for header in headers if header[0] != POWERED_BY]

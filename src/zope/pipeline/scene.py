@@ -15,11 +15,8 @@ the scene what the thread's manager was under the classic publisher (code
 that commits, aborts or begins a transaction itself goes on in a new one).
 """
 
-import weakref
-
 import transaction
 from transaction._transaction import Status
-from transaction.weakset import WeakSet
 from zope.authentication.interfaces import IAuthentication
 from zope.authentication.interfaces import IFallbackUnauthenticatedPrincipal
 from zope.component import getGlobalSiteManager
@@ -61,76 +58,6 @@ def authenticate_globally(request):
     return principal
 
 
-class RequestSynchronizers(WeakSet):
-    """The synchronizers of one request's transaction manager: the
-    transaction package's ``WeakSet`` (its methods, its answers, the
-    objects weakly referenced) kept in a dict of weak references by id.
-
-    ``WeakSet`` keeps a ``weakref.WeakValueDictionary``: making it,
-    adding to it and iterating it cost about 18 k instructions, which the
-    thread's manager pays once and a request's manager per request.  A
-    request's set is dropped with its request, so the reference of a
-    synchronizer that died stays until then (skipped, as ``WeakSet``
-    skips it).  Every method of ``WeakSet`` is replaced;
-    ``fits_transaction_manager`` checks that, and the request's manager
-    keeps the stock ``WeakSet`` when it does not hold.
-    """
-
-    def __init__(self):
-        self._refs = {}
-
-    def __len__(self):
-        count = 0
-        for ref in self._refs.values():
-            if ref() is not None:
-                count += 1
-        return count
-
-    def __contains__(self, obj):
-        ref = self._refs.get(id(obj))
-        return ref is not None and ref() is not None
-
-    def add(self, obj):
-        self._refs[id(obj)] = weakref.ref(obj)
-
-    def remove(self, obj):
-        """Remove ``obj``; KeyError if the set does not hold it."""
-        key = id(obj)
-        if self._refs.pop(key)() is not obj:  # a dead one of the same id
-            raise KeyError(key)
-
-    def clear(self):
-        self._refs.clear()
-
-    def map(self, f):
-        for ref in self.as_weakref_list():
-            elt = ref()
-            if elt is not None:
-                f(elt)
-
-    def as_weakref_list(self):
-        return list(self._refs.values())
-
-
-def fits_transaction_manager(manager_class=transaction.TransactionManager,
-                             weak_set=WeakSet):
-    """Whether ``RequestTransactionManager`` may set up its state itself:
-    ``manager_class(explicit=True)`` holds ``explicit``, ``_txn`` and a
-    ``weak_set`` of synchronizers and nothing else, and
-    ``RequestSynchronizers`` replaces every method of ``weak_set``."""
-    state = vars(manager_class(explicit=True))
-    if set(state) != {'explicit', '_txn', '_synchs'} or \
-            type(state['_synchs']) is not weak_set:
-        return False
-    own = vars(RequestSynchronizers)
-    return all(name in own for name, value in vars(weak_set).items()
-               if callable(value))
-
-
-#: Whether ``RequestTransactionManager`` keeps ``RequestSynchronizers``.
-OWN_SYNCHRONIZERS = fits_transaction_manager()
-
-
 class RequestTransactionManager(transaction.TransactionManager):
     """The transaction manager of one request.
 
@@ -162,13 +89,7 @@ class RequestTransactionManager(transaction.TransactionManager):
     goes_on = True
 
     def __init__(self):
-        if not OWN_SYNCHRONIZERS:
-            super().__init__(explicit=True)
-            return
-        # what TransactionManager.__init__ sets (fits_transaction_manager)
-        self.explicit = True
-        self._txn = None
-        self._synchs = RequestSynchronizers()
+        super().__init__(explicit=True)
 
     def get(self):
         if self._txn is None:

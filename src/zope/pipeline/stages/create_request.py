@@ -30,6 +30,7 @@ from zope.publisher.interfaces import NotFound
 from zope.schema import Bool
 
 from zope.pipeline import environ as keys
+from zope.pipeline import responses
 from zope.pipeline.contract import Contract
 from zope.pipeline.interfaces import IPipelineRegistry
 from zope.pipeline.wsgi import ClosingIterator
@@ -120,7 +121,7 @@ class CreateRequestStage:
         environ[keys.RESPONSE_KEY] = request.response
         environ[keys.REQUEST_TYPE] = registration.name
         if self.powered_by:
-            environ[keys.POWERED_BY] = True
+            responses.keep_powered_by(environ)
         try:
             result = self.next_app(environ, start_response)
         except BaseException:

@@ -48,7 +48,6 @@ from zope.pipeline.addresses import address_text
 from zope.pipeline.addresses import node_address
 from zope.pipeline.addresses import parse_address
 from zope.pipeline.contract import Contract
-from zope.pipeline.hosts import ANSWERS_KEPT
 from zope.pipeline.hosts import DEFAULT_PORTS
 from zope.pipeline.hosts import HOST_RE
 from zope.pipeline.hosts import LOOPBACK
@@ -302,10 +301,6 @@ class VirtualHostStage:
                                           'virtual_host.allowed_hosts')
         self.vh_from_anyone = vh_from_anyone
         self.set_https = set_https
-        #: (Host header, scheme) pairs found well formed and allowed, the
-        #: last ``ANSWERS_KEPT`` (the settings never change; the header
-        #: is the client's, so the memory starts again when full).
-        self.accepted_hosts = set()
 
     def __call__(self, environ, start_response):
         try:
@@ -353,20 +348,14 @@ class VirtualHostStage:
         if not host:
             environ.pop('HTTP_HOST', None)  # URLs from SERVER_NAME
             return
-        scheme = environ.get('wsgi.url_scheme', 'http')
-        accepted = self.accepted_hosts
-        if (host, scheme) in accepted:
-            return
         if not HOST_RE.match(host):
             raise Refused('Bad Host header.')
-        if not self.allowed_hosts.allows(host, scheme):
+        if not self.allowed_hosts.allows(
+                host, environ.get('wsgi.url_scheme', 'http')):
             raise Refused(
                 'This site does not answer to the host name %r: its '
                 'administrator lists the names it answers to in '
                 'virtual_host.allowed_hosts.' % split_host(host)[0])
-        if len(accepted) >= ANSWERS_KEPT:
-            accepted.clear()
-        accepted.add((host, scheme))
 
     def check_path(self, path, trusted):
         """Refuse a client's ++vh++, a bad or disallowed ++vh++ directive
