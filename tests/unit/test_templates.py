@@ -2,6 +2,7 @@
 what zope.tal renders, and what Chameleon must not or cannot compile
 stays with zope.tal."""
 
+import html
 import os
 import stat
 import sys
@@ -121,25 +122,6 @@ def test_a_view_template_renders_as_zope_tal_renders_it(
     assert isinstance(compiled._v_program, ChameleonProgram)
     assert got == expected
     assert '<p>the item</p>' in got  # ContainerTraversable: items first
-
-
-def test_a_paths_call_flag_is_a_constant_not_a_template_variable(
-        template_file, monkeypatch):
-    # z3c.pt writes the flag as the name True (False for nocall:), which
-    # Chameleon looked up among the variables at every evaluation.
-    asked = []
-    original = chameleon.utils.Scope.get
-
-    def get(scope, key, default=None):
-        asked.append(key)
-        return original(scope, key, default)
-
-    monkeypatch.setattr(chameleon.utils.Scope, 'get', get)
-    got, compiled = render(template_file, ['one'], {}, ChameleonProgram)
-    assert isinstance(compiled._v_program, ChameleonProgram)
-    assert '<p>count</p>' in got  # nocall: the method itself
-    assert {'context', 'view'} <= set(asked)  # the spy sees the lookups
-    assert not {'True', 'False'} & set(asked)
 
 
 def test_a_path_adapter_namespace_applies_in_a_path(clean_zope):
@@ -464,7 +446,7 @@ def test_the_cache_key_changes_with_the_compiling_code(tmp_path,
     assert templates.compilers_digest() != before
 
 
-# Path steps through a proxy, zope.traversing's own adapters run inline
+# Path steps through a proxy and without, as zope.pagetemplate's
 
 class Page:
     """Content whose checker shows its title and its items."""
@@ -524,23 +506,18 @@ def pipeline_step(base, name):
 @pytest.mark.parametrize('wrap', [proxied, lambda ob: ob],
                          ids=['proxied', 'unproxied'])
 def test_a_step_through_zope_traversings_adapters_gives_the_same(
-        hooked, make, name, wrap, monkeypatch):
+        hooked, make, name, wrap):
     provideAdapter(DefaultTraversable, (None,))
     provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
     ob = make()
     if isinstance(ob, Shelf):
         ob['title'] = 'the item'
     expected = classic_step(wrap(ob), name)
-    # the adapters are not made: their traverse is run inline
-    made = []
-    monkeypatch.setattr(templates, 'query_adapter',
-                        lambda *args: made.append(args))
     assert pipeline_step(wrap(ob), name) == expected
-    assert made == []
     assert expected != 'hidden' or wrap is not proxied
 
 
-def test_another_traversable_adapter_is_used_not_run_inline(hooked):
+def test_another_traversable_adapter_is_used(hooked):
     class Upper:
         def __init__(self, context):
             self.context = context
@@ -556,7 +533,7 @@ def test_another_traversable_adapter_is_used_not_run_inline(hooked):
     assert pipeline_step(Page(), 'title') == 'the page'
 
 
-def test_an_object_that_conforms_is_asked_not_run_inline(hooked):
+def test_an_object_that_conforms_is_asked(hooked):
     from zope.security.checker import NamesChecker
 
     class Conforming(Page):
@@ -567,7 +544,6 @@ def test_an_object_that_conforms_is_asked_not_run_inline(hooked):
     provideAdapter(DefaultTraversable, (None,))
     checker = NamesChecker(('title', '__conform__'))
     base = Proxy(Conforming(), checker)
-    assert templates.traverse_inline(base, 'title') is templates._marker
     # the adapter it gives comes proxied, with no checker for traverse
     for take in (classic_step, pipeline_step):
         with pytest.raises(ForbiddenAttribute, match='traverse'):
@@ -605,8 +581,7 @@ def test_make_app_checks_template_files_in_development_only(
     assert PageTemplateFile._v_debug is __debug__
 
 
-# Proxied container steps: the checks and proxies of the proxies, made
-# without proxying the bound ``get``
+# Proxied container steps: checked and proxied as through the proxies
 
 class Item(Contained):
     """An item a container step gives: proxied as zope.security says."""
@@ -620,12 +595,12 @@ def container_with(name, value):
 
 
 @pytest.fixture
-def inline(hooked):
+def traversables(hooked):
     provideAdapter(DefaultTraversable, (None,))
     provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
 
 
-def test_a_proxied_containers_item_comes_proxied_by_its_checker(inline):
+def test_a_proxied_containers_item_comes_proxied_by_its_checker(traversables):
     from zope.security.checker import NamesChecker
     from zope.security.checker import defineChecker
     from zope.security.checker import undefineChecker
@@ -645,14 +620,14 @@ def test_a_proxied_containers_item_comes_proxied_by_its_checker(inline):
 
 @pytest.mark.parametrize('value', ['text', b'bytes', 3, 2.5, True, None])
 def test_a_proxied_containers_basic_values_come_as_zope_security_gives_them(
-        inline, value):
+        traversables, value):
     found = pipeline_step(proxied(container_with('key', value)), 'key')
     assert found is classic_step(proxied(container_with('key', value)),
                                  'key')
     assert type(found) is not Proxy
 
 
-def test_a_checker_defined_for_strings_is_followed(inline, monkeypatch):
+def test_a_checker_defined_for_strings_is_followed(traversables, monkeypatch):
     from zope.security.checker import NamesChecker
     from zope.security.checker import _checkers
     monkeypatch.setitem(_checkers, str, NamesChecker(('upper',)))
@@ -663,7 +638,7 @@ def test_a_checker_defined_for_strings_is_followed(inline, monkeypatch):
         assert found.upper() == classic_step(proxied(base), name).upper()
 
 
-def test_a_checker_defined_for_methods_is_followed(inline, monkeypatch):
+def test_a_checker_defined_for_methods_is_followed(traversables, monkeypatch):
     from types import MethodType
 
     from zope.security.checker import NamesChecker
@@ -676,7 +651,8 @@ def test_a_checker_defined_for_methods_is_followed(inline, monkeypatch):
             take(proxied(base), 'key')
 
 
-def test_a_get_with_its_own_checker_is_called_through_the_proxies(inline):
+def test_a_get_with_its_own_checker_is_called_through_the_proxies(
+        traversables):
     from zope.security.checker import NamesChecker
 
     class Guarded(Shelf):
@@ -691,7 +667,7 @@ def test_a_get_with_its_own_checker_is_called_through_the_proxies(inline):
             take(proxied(base), 'key')
 
 
-def test_a_container_without_get_allowed_is_refused_as_before(inline):
+def test_a_container_without_get_allowed_is_refused_as_before(traversables):
     from zope.security.checker import NamesChecker
     base = container_with('key', 'text')
     checker = NamesChecker(('title',))
@@ -700,13 +676,13 @@ def test_a_container_without_get_allowed_is_refused_as_before(inline):
             take(Proxy(base, checker), 'key')
 
 
-def test_a_forbidden_attribute_of_a_container_is_not_found(inline):
+def test_a_forbidden_attribute_of_a_container_is_not_found(traversables):
     base = container_with('key', 'text')
     assert pipeline_step(proxied(base), 'secret') is LocationError
     assert classic_step(proxied(base), 'secret') is LocationError
 
 
-def test_a_checker_of_another_kind_is_asked_through_the_proxy(inline):
+def test_a_checker_of_another_kind_is_asked_through_the_proxy(traversables):
     from zope.security.checker import NamesChecker
 
     class Counting:
@@ -733,7 +709,7 @@ def test_a_checker_of_another_kind_is_asked_through_the_proxy(inline):
     assert 'get' in checker.asked and 'title' in checker.asked
 
 
-def test_an_unauthorized_get_is_raised_as_through_the_proxy(inline):
+def test_an_unauthorized_get_is_raised_as_through_the_proxy(traversables):
     from zope.security.checker import Checker
     from zope.security.interfaces import Unauthorized
     from zope.security.management import endInteraction
@@ -757,7 +733,7 @@ def test_an_unauthorized_get_is_raised_as_through_the_proxy(inline):
     assert getSecurityPolicy() is policy
 
 
-def test_an_allowed_attribute_a_container_lacks_is_not_found(inline):
+def test_an_allowed_attribute_a_container_lacks_is_not_found(traversables):
     from zope.security.checker import NamesChecker
     base = container_with('key', 'text')
     checker = NamesChecker(('get', 'absent'))
@@ -765,8 +741,8 @@ def test_an_allowed_attribute_a_container_lacks_is_not_found(inline):
         assert take(Proxy(base, checker), 'absent') is LocationError
 
 
-# A bare name (``tal:content="title"``): a plain value is not passed to
-# path_traverse (``CallFlag.inline_bare``)
+# A bare name (``tal:content="value"``): a path of no steps, its value
+# called unless it is nocall:
 
 class CallableStr(str):
     """A string that is called as a path's value is (not a plain type)."""
@@ -780,38 +756,41 @@ def bare_source(expression):
             % expression)
 
 
-def render_bare(expression, value, general=False, monkeypatch=None):
-    monkeypatch.setattr(templates.ViewTemplate, 'keep_source', True)
-    if general:
-        monkeypatch.setattr(templates.CallFlag, 'is_bare_call',
-                            staticmethod(lambda node: False))
+def render_bare(expression, value):
     program, macros = ChameleonProgram.cook(
         't.pt', bare_source(expression), TrustedEngine, 'text/html')
     assert isinstance(program, ChameleonProgram)
-    inlined = templates.BARE_VALUE in program.template.source
     view = type('View', (), {'value': staticmethod(lambda: value)})()
-    return render_program(program, view), inlined
+    return render_program(program, view)
 
 
-@pytest.mark.parametrize('value', [
-    'a <b>', b'bytes', 3, 2.5, True, None, ['a'], ('a',), {'k': 'v'},
-    CallableStr('not called'), lambda: 'called',
-    proxied(Page()), ProxyFactory(lambda: 'called through a proxy'),
+def shown(value):
+    return '<p>%s</p>\n' % html.escape(str(value), quote=False)
+
+
+@pytest.mark.parametrize('value, called', [
+    ('a <b>', None), (b'bytes', 'bytes'), (3, None), (2.5, None),
+    (True, None), (None, ''), (['a'], None), (('a',), None),
+    ({'k': 'v'}, None), (CallableStr('not called'), 'called'),
+    (lambda: 'called', 'called'), (proxied(Page()), None),
+    (ProxyFactory(lambda: 'called through a proxy'),
+     'called through a proxy'),
 ], ids=['str', 'bytes', 'int', 'float', 'bool', 'None', 'list', 'tuple',
         'dict', 'str subclass with __call__', 'function', 'proxied object',
         'proxied function'])
 @pytest.mark.parametrize('expression', ['value', 'nocall:value'])
-def test_a_bare_names_value_renders_as_through_path_traverse(
-        clean_zope, monkeypatch, expression, value):
+def test_a_bare_names_value_renders_as_a_paths_value(
+        clean_zope, expression, value, called):
     provideAdapter(DefaultTraversable, (None,))
-    got, inlined = render_bare(expression, value, False, monkeypatch)
-    expected, general = render_bare(expression, value, True, monkeypatch)
-    assert got == expected
-    assert inlined == (expression == 'value')
-    assert not general
+    got = render_bare(expression, value)
+    if expression == 'value' and called is not None:
+        assert got == shown(called)
+    elif isinstance(value, bytes):  # Chameleon decodes bytes, as before
+        assert got == shown(value.decode())
+    else:
+        assert got == shown('' if value is None else value)
     # zope.tal too (but for bytes, which Chameleon decodes, as before)
-    if expression == 'value' and not isinstance(value, (Proxy, bytes)) \
-            and not callable(value):
+    if not isinstance(value, (Proxy, bytes)) and not callable(value):
         classic, macros = PageTemplateEngine.cook(
             't.pt', bare_source(expression), TrustedEngine, 'text/html')
         view = type('View', (), {'value': staticmethod(lambda: value)})()
@@ -828,12 +807,11 @@ def test_a_bare_name_is_looked_up_once(clean_zope, monkeypatch):
         return original(scope, key)
 
     monkeypatch.setattr(chameleon.utils.Scope, 'get_name', get_name)
-    got, inlined = render_bare('value', CallableStr('x'), False, monkeypatch)
-    assert got == '<p>called</p>\n' and inlined
+    assert render_bare('value', CallableStr('x')) == '<p>called</p>\n'
     assert asked.count('value') == 1
 
 
-def test_an_unproxied_object_that_conforms_is_asked_not_run_inline(hooked):
+def test_an_unproxied_object_that_conforms_is_asked(hooked):
     class Conforming(Page):
         def __conform__(self, interface):
             if interface is ITraversable:
@@ -841,7 +819,6 @@ def test_an_unproxied_object_that_conforms_is_asked_not_run_inline(hooked):
 
     provideAdapter(DefaultTraversable, (None,))
     base = Conforming()
-    assert templates.traverse_inline(base, 'title') is templates._marker
     assert pipeline_step(base, 'title') == classic_step(base, 'title') \
         == 'conformed'
 
@@ -852,7 +829,7 @@ def test_an_unproxied_containers_name_it_cannot_encode_is_not_found(hooked):
         assert take(Shelf(), '\ud800') is TraversalError
 
 
-# A path's steps that step_inline takes, then the rest by step_names
+# A path's steps, a traverser taking the names after its own
 
 class IBasket(Interface):
     pass
@@ -892,11 +869,11 @@ class Info:
     ('view/data/shout:upper', 'ONE KEY'),
     ('view/shelf/missing | string:fallback', 'fallback'),
     ('view/shelf/./title', 'the item'),
-], ids=['inline steps', 'dict keys', 'a traverser taking the next name',
-        'inline after such a traverser', 'such a traverser after a dict',
-        'a view of an inline step, with the request',
-        'a namespace after inline steps', 'missing', 'a dot'])
-def test_a_paths_inline_steps_then_the_others_step_as_zope_tal_steps(
+], ids=['steps', 'dict keys', 'a traverser taking the next name',
+        'a step after such a traverser', 'such a traverser after a dict',
+        'a view of a step, with the request',
+        'a namespace after steps', 'missing', 'a dot'])
+def test_a_paths_steps_step_as_zope_tal_steps(
         hooked, path, expected):
     from zope.publisher.interfaces.browser import IDefaultBrowserLayer
     from zope.traversing.namespace import view as view_namespace
@@ -925,7 +902,6 @@ def test_a_paths_inline_steps_then_the_others_step_as_zope_tal_steps(
         program, macros = cook('t.pt', source, TrustedEngine, 'text/html')
         results.append(render_program(program, view, StockTestRequest()))
     assert results == ['<p>%s</p>\n' % expected] * 2
-
 
 
 def test_chameleons_own_variables_are_its_own_and_the_others_are_passed(

@@ -38,14 +38,11 @@ zope.pagetemplate's zope.tales context nor z3c.pt's copy of the
 variables is made; everything else of the call is as before.
 """
 
-import ast
 import hashlib
 import importlib.metadata
 import logging
-from types import FunctionType
 from types import MethodType
 
-from chameleon.astutil import Builtin
 from chameleon.astutil import Symbol
 from chameleon.i18n import fast_translate
 from chameleon.loader import MemoryLoader
@@ -55,11 +52,9 @@ from z3c.pt.namespaces import function_namespaces
 from z3c.pt.pagetemplate import MV
 from z3c.pt.pagetemplate import BaseTemplate
 from zope.browserpage.viewpagetemplatefile import ViewPageTemplateFile
-from zope.container.traversal import ContainerTraversable
 from zope.i18n import negotiate
 from zope.interface import implementer
 from zope.interface import provider
-from zope.location.interfaces import LocationError
 from zope.pagetemplate.engine import TrustedEngine
 from zope.pagetemplate.interfaces import IPageTemplateEngine
 from zope.pagetemplate.interfaces import IPageTemplateProgram
@@ -69,19 +64,9 @@ from zope.pagetemplate.pagetemplate import PageTemplateTracebackSupplement
 from zope.pagetemplate.pagetemplate import PTRuntimeError
 from zope.pagetemplate.pagetemplatefile import PageTemplateFile
 from zope.proxy import isProxy
-from zope.security.checker import Checker
-from zope.security.checker import CheckerPublic
-from zope.security.checker import NoProxy
-from zope.security.checker import _checkers
-from zope.security.proxy import Proxy
-from zope.security.proxy import getChecker
-from zope.security.proxy import removeSecurityProxy
-from zope.traversing.adapters import DefaultTraversable
 from zope.traversing.adapters import traversePathElement
 from zope.traversing.interfaces import ITraversable
-from zope.traversing.interfaces import TraversalError
 
-from zope.pipeline.components import hooked_factory
 from zope.pipeline.components import query_adapter
 from zope.pipeline.privatefiles import private_directory
 
@@ -93,18 +78,8 @@ COMPILERS = ('Chameleon', 'z3c.pt', 'zope.pipeline')
 #: zope.tales variables that Chameleon provides itself, its own way.
 CHAMELEON_OWN = frozenset(('repeat', 'loop', 'default', 'attrs'))
 
-#: The ``ITraversable`` adapters whose ``traverse`` a template's path
-#: step runs inline (``traverse_inline``).
-INLINE = frozenset((DefaultTraversable, ContainerTraversable))
-
 _compilers_digest = None
 _marker = object()
-SECURITY_CHECKER = '__Security_checker__'
-
-#: Builtin types whose values cannot have a ``__Security_checker__`` (a
-#: class attribute of a builtin type cannot be set): ``proxied_value``
-#: asks ``_checkers`` only.
-UNPROXIED_TYPES = frozenset((str, bytes, int, float, bool, type(None)))
 
 
 def compilers_digest():
@@ -131,46 +106,24 @@ def compilers_digest():
 
 
 def is_dict(base):
-    """zope.pagetemplate's test for a dict taken by key: its ``__class__``
-    is ``dict`` (through a security proxy too), or it is a dict that is
-    not a proxy.  Asked without the proxy: a security proxy answers
-    ``__class__`` with a proxied class, made anew on each access."""
-    if type(base) is dict:
+    """zope.pagetemplate's test for a dict taken by key
+    (``ZopeTraverser``): its ``__class__`` is ``dict`` (through a
+    security proxy too), or it is a dict that is not a proxy."""
+    if type(base) is dict:  # what the test answers first, in one step
         return True
-    cls = getattr(removeSecurityProxy(base), '__class__', None)
-    if cls == dict:  # noqa: E721 - zope.pagetemplate's test, as it has it
+    if getattr(base, '__class__', None) == dict:  # noqa: E721 - its test
         return True
-    return not isProxy(base) and isinstance(base, dict)
+    return isinstance(base, dict) and not isProxy(base)
 
 
 def step(base, name, path_items, request):
     """One name of a path, as zope.pagetemplate's trusted traverser takes
-    it: ``step_inline`` where it can, else ``step_adapted``."""
-    found = step_inline(base, name)
-    if found is not _marker:
-        return found
-    return step_adapted(base, name, path_items, request)
-
-
-def step_inline(base, name):
-    """The step of a name that needs neither the request nor the names
-    after it: a dict's key (``is_dict``), or a plain name whose
-    ``ITraversable`` adapter would be zope.traversing's
-    ``DefaultTraversable`` or zope.container's ``ContainerTraversable``,
-    its ``traverse`` run inline (``traverse_inline``), for a proxied
-    object or not; ``_marker`` for any other step (``step_adapted``)."""
+    it: a dict's key (``is_dict``), else by ``traversePathElement``, the
+    ``ITraversable`` adapter of a plain name found by
+    ``components.query_adapter`` (what ``traversePathElement`` would
+    find)."""
     if is_dict(base):
         return base[name]
-    if name not in ('.', '..') and name[:1] not in '@+':
-        return traverse_inline(base, name)
-    return _marker
-
-
-def step_adapted(base, name, path_items, request):
-    """A step ``step_inline`` does not take, by ``traversePathElement``;
-    the ``ITraversable`` adapter of a plain name found by
-    ``components.query_adapter`` (what ``traversePathElement`` would
-    find, in fewer steps through a security proxy)."""
     traversable = None
     if name not in ('.', '..') and name[:1] not in '@+':
         traversable = query_adapter(base, ITraversable)
@@ -178,138 +131,14 @@ def step_adapted(base, name, path_items, request):
                                traversable=traversable, request=request)
 
 
-def inline_factory(base):
-    """The ``ITraversable`` factory ``query_adapter(base, ITraversable)``
-    would call for ``base`` (proxied or not), when it is one of ``INLINE``
-    and nothing comes before it (``components.hooked_factory``); else
-    None."""
-    factory = hooked_factory(base, ITraversable)
-    return factory if factory in INLINE else None
-
-
-def proxied_value(checker, value):
-    """``checker.proxy(value)``, without asking ``value`` for its
-    ``__Security_checker__`` when it is of a builtin type that cannot
-    have one (``UNPROXIED_TYPES``) and zope.security's ``_checkers`` say
-    ``NoProxy`` for that type (as they are now)."""
-    cls = type(value)
-    if cls in UNPROXIED_TYPES and _checkers.get(cls) is NoProxy:
-        return value
-    return checker.proxy(value)
-
-
-def proxied_getattr(checker, raw, name):
-    """``getattr(proxy, name, _marker)`` for the proxy of ``raw`` by
-    ``checker``: ``name`` checked by ``check_getattr`` (a
-    ``ForbiddenAttribute``, an ``AttributeError``, answers ``_marker``
-    as it does through the proxy), the value proxied by the checker."""
-    try:
-        checker.check_getattr(raw, name)
-    except AttributeError:
-        return _marker
-    value = getattr(raw, name, _marker)
-    if value is _marker:
-        return value
-    return proxied_value(checker, value)
-
-
-def proxied_get(base, checker, raw, name):
-    """``base.get(name, _marker)`` for ``base``, the proxy of ``raw`` by
-    ``checker``, checked and proxied as the proxies check and proxy it,
-    without making the proxy of the bound method: ``get`` checked by
-    ``checker``, the call by the checker zope.security selects for the
-    method (``_checkers`` as it is now: its ``__call__`` public), the
-    result proxied by it (``_marker``, ours, is not a value of the
-    object).  Anything else (a checker of another kind, ``get`` not a
-    plain Python method, a method with its own ``__Security_checker__``,
-    a call not public) goes through the proxies."""
-    method_checker = _checkers.get(MethodType)
-    if type(method_checker) is Checker and \
-            method_checker.permission_id('__call__') is CheckerPublic:
-        checker.check_getattr(raw, 'get')
-        method = raw.get
-        if type(method) is MethodType and \
-                type(method.__func__) is FunctionType and \
-                SECURITY_CHECKER not in method.__func__.__dict__:
-            found = method(name, _marker)
-            if found is _marker:
-                return found
-            return proxied_value(method_checker, found)
-    return base.get(name, _marker)
-
-
-def traverse_inline(base, name):
-    """``factory(base).traverse(name, ...)`` for ``base``, proxied or not, the
-    code of zope.traversing's ``DefaultTraversable`` or zope.container's
-    ``ContainerTraversable`` (which read nothing of the further path)
-    without making the adapter; ``_marker`` when another adapter (or
-    none) applies.  Through a proxy whose checker is zope.security's
-    own ``Checker``, ``ContainerTraversable``'s reads are checked and
-    proxied by ``proxied_get`` and ``proxied_getattr``."""
-    factory = inline_factory(base)
-    if factory is DefaultTraversable:
-        attr = getattr(base, name, _marker)
-        if attr is not _marker:
-            return attr
-        if hasattr(base, '__getitem__'):
-            try:
-                return base[name]
-            except (KeyError, TypeError):
-                pass
-        raise LocationError(base, name)
-    if factory is ContainerTraversable:
-        checker = getChecker(base) if type(base) is Proxy else None
-        if type(checker) is Checker:
-            raw = removeSecurityProxy(base)
-            found = proxied_get(base, checker, raw, name)
-            if found is _marker:
-                try:
-                    found = proxied_getattr(checker, raw, name)
-                except UnicodeEncodeError:
-                    raise TraversalError(base, name) from None
-        else:
-            found = base.get(name, _marker)
-            if found is _marker:
-                try:
-                    found = getattr(base, name, _marker)
-                except UnicodeEncodeError:
-                    raise TraversalError(base, name) from None
-        if found is _marker:
-            raise TraversalError(base, name)
-        return found
-    return _marker
-
-
 def path_traverse(base, econtext, call, path_items):
     """z3c.pt's path traversal (its ``ns:name`` function namespaces
     included) with zope.pagetemplate's steps; the result is called unless
-    the expression is ``nocall:``.
-
-    The names ``step_inline`` takes (a plain dict's keys, a view's data:
-    ``item/title``; a step through the stock ``ITraversable`` adapters)
-    are taken first, without the stack of names a traverser may consume
-    from and without the request; from the first it does not take, the
-    rest go through ``step_names``."""
+    the expression is ``nocall:``."""
     if path_items:
-        index = 0
-        end = len(path_items)
-        while index < end:
-            name = path_items[index]
-            if ':' in name:
-                break
-            found = step_inline(base, name)
-            if found is _marker:
-                break
-            base = found
-            index += 1
-        if index < end:
-            stack = list(path_items[:index:-1])  # the names after it
-            request = econtext.get('request')
-            if ':' in name:
-                stack.append(name)
-            else:  # step_inline did not take it
-                base = step_adapted(base, name, stack, request)
-            base = step_names(base, stack, request)
+        names = list(path_items)
+        names.reverse()
+        base = step_names(base, names, econtext.get('request'))
     # not callable(): a security proxy says it is callable, whatever it
     # proxies (zope.tales asks for __call__ too)
     if call and getattr(base, '__call__', _marker) is not _marker:  # noqa: B004
@@ -340,73 +169,10 @@ def step_names(base, names, request):
     return base
 
 
-class PlainTypes(frozenset):
-    """A set of types a compiled template imports by name (Chameleon's
-    ``Symbol`` imports an object by its ``__module__`` and ``__name__``)."""
-
-
-#: Builtin types whose values have no ``__call__`` (none can be given
-#: one): a path that is a bare name (``tal:content="title"``) gives such
-#: a value as it is, without calling ``path_traverse`` (``CallFlag``).
-PLAIN_VALUE_TYPES = PlainTypes((str, bytes, int, float, bool, type(None),
-                                list, tuple, dict))
-PLAIN_VALUE_TYPES.__module__ = __name__
-PLAIN_VALUE_TYPES.__name__ = 'PLAIN_VALUE_TYPES'
-
-#: The name a bare path's value is kept in while its type is tested (a
-#: name with two leading underscores: Chameleon leaves it a local).
-BARE_VALUE = '__zp_bare_value'
-
-
-class CallFlag(ast.NodeTransformer):
-    """z3c.pt passes a path's call flag to the traverser as the name
-    ``True`` or ``False``, which Chameleon looks up among the template's
-    variables at every evaluation (a miss, then the builtin): here it
-    becomes the constant.
-
-    A bare name to be called (``title``: no path items) becomes
-    ``v if type(v := title) in PLAIN_VALUE_TYPES else path_traverse(v,
-    ...)``: a value of a plain type (``PLAIN_VALUE_TYPES``), which
-    ``path_traverse`` would give back as it is, is not passed to it."""
-
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        if isinstance(node.func, Symbol) and \
-                node.func.value is path_traverse and len(node.args) == 4:
-            flag = node.args[2]
-            if isinstance(flag, ast.Name) and flag.id in ('True', 'False'):
-                node.args[2] = ast.copy_location(
-                    ast.Constant(flag.id == 'True'), flag)
-            if self.is_bare_call(node):
-                return self.inline_bare(node)
-        return node
-
-    @staticmethod
-    def is_bare_call(node):
-        flag, items = node.args[2], node.args[3]
-        return isinstance(flag, ast.Constant) and flag.value is True and \
-            isinstance(items, ast.Tuple) and not items.elts
-
-    @staticmethod
-    def inline_bare(node):
-        base = node.args[0]
-        node.args[0] = ast.Name(BARE_VALUE, ast.Load())
-        value = ast.NamedExpr(ast.Name(BARE_VALUE, ast.Store()), base)
-        kind = ast.Call(Builtin('type'), [value], [])
-        test = ast.Compare(kind, [ast.In()], [Symbol(PLAIN_VALUE_TYPES)])
-        inline = ast.IfExp(test, ast.Name(BARE_VALUE, ast.Load()), node)
-        return ast.copy_location(inline, node)
-
-
 class ZopePathExpr(PathExpr):
     """``path:`` with zope.pagetemplate's steps."""
 
     traverser = Symbol(path_traverse)
-
-    def translate(self, string, target):
-        flag = CallFlag()
-        return [flag.visit(node) for node in super().translate(string,
-                                                                target)]
 
 
 class ZopeNocallExpr(ZopePathExpr):
