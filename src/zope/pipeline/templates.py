@@ -31,11 +31,10 @@ and Plone, and a process started later loads it instead of compiling it.
 The directory must be private to the server's user (the files in it are
 Python code the server runs).
 
-A view template's call (zope.browserpage's ``ViewPageTemplateFile``,
-which ``browser:page`` templates are) hands a template Chameleon
-compiled its namespace directly (``call_view_template``): neither
-zope.pagetemplate's zope.tales context nor z3c.pt's copy of the
-variables is made; everything else of the call is as before.
+With the speedups (``_speedups.zope_browserpage``), a view template's
+call hands a template Chameleon compiled its namespace directly; without
+them, zope.browserpage's own call renders it through zope.pagetemplate's
+``pt_render`` and the ``ChameleonProgram`` it compiled.
 """
 
 import hashlib
@@ -44,24 +43,17 @@ import logging
 from types import MethodType
 
 from chameleon.astutil import Symbol
-from chameleon.i18n import fast_translate
 from chameleon.loader import MemoryLoader
 from chameleon.loader import ModuleLoader
 from z3c.pt.expressions import PathExpr
 from z3c.pt.namespaces import function_namespaces
-from z3c.pt.pagetemplate import MV
 from z3c.pt.pagetemplate import BaseTemplate
-from zope.browserpage.viewpagetemplatefile import ViewPageTemplateFile
-from zope.i18n import negotiate
 from zope.interface import implementer
 from zope.interface import provider
 from zope.pagetemplate.engine import TrustedEngine
 from zope.pagetemplate.interfaces import IPageTemplateEngine
 from zope.pagetemplate.interfaces import IPageTemplateProgram
-from zope.pagetemplate.pagetemplate import PageTemplate
 from zope.pagetemplate.pagetemplate import PageTemplateEngine
-from zope.pagetemplate.pagetemplate import PageTemplateTracebackSupplement
-from zope.pagetemplate.pagetemplate import PTRuntimeError
 from zope.pagetemplate.pagetemplatefile import PageTemplateFile
 from zope.proxy import isProxy
 from zope.traversing.adapters import traversePathElement
@@ -201,53 +193,6 @@ class ViewTemplate(BaseTemplate):
             sha.update(b'\0')
         return sha.hexdigest()[:32]
 
-    def render_namespace(self, variables):
-        """``render(**variables)``, ``variables`` taken over: z3c.pt's
-        ``BaseTemplate.render`` (the language negotiated for the request,
-        the translation function bound to it, the response's
-        Content-Type), then Chameleon's, without z3c.pt's copy of the
-        variables (``render`` takes them as keywords, to give them to
-        Chameleon's as keywords again)."""
-        request = variables.setdefault('request', None)
-        if variables.get('target_language') is None:
-            variables['target_language'] = negotiated_language(request)
-        variables['translate'] = request_translation(request,
-                                                     self.i18n_message_type)
-        if request is not None and not isinstance(request, str):
-            response = request.response
-            if response and not response.getHeader('Content-Type'):
-                response.setHeader('Content-Type',
-                                   self.content_type or 'text/html')
-        # what z3c.pt's render calls: the next render after its own
-        return super(BaseTemplate, self).render(**variables)
-
-
-def negotiated_language(request):
-    """``zope.i18n.negotiate(request)``; None when it fails (z3c.pt's
-    ``BaseTemplate.render``)."""
-    try:
-        return negotiate(request)
-    except Exception:
-        return None
-
-
-def request_translation(request, message_type):
-    """z3c.pt's translation function of a render, for ``request``:
-    ``fast_translate`` in the request's context, a value neither a
-    ``message_type`` nor a string given back as it is, Zope 2's
-    ``Missing.MV`` as None (z3c.pt's ``BaseTemplate.render``)."""
-
-    def translate(msgid, domain=None, mapping=None, target_language=None,
-                  default=None, context=None):
-        if msgid is MV:
-            return None
-        if not isinstance(msgid, (message_type, str)):
-            return msgid
-        return fast_translate(msgid, domain, mapping, request,
-                              target_language, default)
-
-    return translate
-
 
 class CompiledTemplates(ModuleLoader):
     """Chameleon's loader of compiled templates from a directory, which
@@ -332,14 +277,21 @@ class ChameleonProgram:
 
     def render(self, namespace):
         """The template rendered with ``namespace``, a template's
-        variables (``pt_getContext``'s), which it takes over: as the
+        variables (``pt_getContext``'s or the trusted engine's zope.tales
+        context's ``vars``), which it takes over, by z3c.pt's render."""
+        return self.template.render(**self.variables(namespace))
+
+    @staticmethod
+    def variables(namespace):
+        """``namespace``, taken over, as Chameleon's variables: as the
         trusted engine's zope.tales context has them (``nothing`` is
         None), but for zope.tales' ``repeat``, ``loop`` and ``default``
-        (and ``attrs``): Chameleon has its own."""
+        (and ``attrs``), which Chameleon has its own of (its ``repeat``
+        is what ``repeat/item/number`` steps into)."""
         namespace['nothing'] = None
         for name in CHAMELEON_OWN:
             namespace.pop(name, None)
-        return self.template.render_namespace(namespace)
+        return namespace
 
     @classmethod
     def cook(cls, source_file, text, engine, content_type):
@@ -356,103 +308,3 @@ class ChameleonProgram:
             return PageTemplateEngine.cook(source_file, text, engine,
                                            content_type)
         return cls(template), template.macros
-
-
-#: What ``call_view_template`` stands in for, and the methods of
-#: zope.pagetemplate's it folds (a class of template that has others of
-#: its own is called the stock way).
-STOCK_VIEW_CALL = ViewPageTemplateFile.__call__
-STOCK_PT_RENDER = PageTemplate.pt_render
-STOCK_ENGINE_CONTEXT = PageTemplate.pt_getEngineContext
-
-
-def call_view_template(self, instance, *args, **keywords):
-    """zope.browserpage's ``ViewPageTemplateFile.__call__`` (``self``
-    the template, ``instance`` the view), the same steps for a template
-    Chameleon compiled but for zope.pagetemplate's ``pt_render``, which
-    builds a zope.tales context (its engine's: variables, scopes, a
-    repeat dict, the request and context noted) that a
-    ``ChameleonProgram`` only reads the variables from:
-    ``render_compiled`` gives the program the namespace itself.
-
-    Installed in the class by ``fold_view_templates``: zope.pagetemplate's
-    hook for other engines (``IPageTemplateEngine``) hands its programs
-    the zope.tales context only, made before the program is called, and
-    a subclass of the template would leave out the templates made by
-    others (``browser:page``'s ``SimpleViewClass``, zope.formlib, Grok).
-    The stock method is called for the templates it does not fold: not
-    (yet) compiled by Chameleon, of a class with its own ``pt_render``
-    or ``pt_getEngineContext``, or rendered with the request's debug
-    flags (``showTAL``, ``sourceAnnotations``), which ``pt_render``
-    passes to the program."""
-    if type(self._v_program) is not ChameleonProgram \
-            or type(self).pt_render is not STOCK_PT_RENDER \
-            or type(self).pt_getEngineContext is not STOCK_ENGINE_CONTEXT:
-        return STOCK_VIEW_CALL(self, instance, *args, **keywords)
-    request = instance.request
-    namespace = self.pt_getContext(request=request, instance=instance,
-                                   args=args, options=keywords)
-    debug_flags = request.debug
-    showtal = getattr(debug_flags, 'showTAL', 0)
-    source_annotations = getattr(debug_flags, 'sourceAnnotations', 0)
-    if showtal or source_annotations:
-        text = self.pt_render(namespace, showtal=showtal,
-                              sourceAnnotations=source_annotations)
-    else:
-        text = render_compiled(self, namespace)
-    response = request.response
-    if not response.getHeader('Content-Type'):
-        response.setHeader('Content-Type', self.content_type)
-    return text
-
-
-def render_compiled(template, namespace):
-    """``template.pt_render(namespace)`` (zope.pagetemplate), the
-    namespace given to the ``ChameleonProgram`` without a zope.tales
-    context; by ``pt_render`` when the template, read again
-    (``_cook_check``: its file changed), is no longer Chameleon's."""
-    template._cook_check()
-    __traceback_supplement__ = (  # noqa: F841 - zope.exceptions reads it
-        PageTemplateTracebackSupplement, template, namespace)
-    if template._v_errors:
-        raise PTRuntimeError(str(template._v_errors))
-    program = template._v_program
-    if type(program) is not ChameleonProgram:
-        return STOCK_PT_RENDER(template, namespace)
-    return program.render(namespace)
-
-
-def fold_view_templates():
-    """Make ``call_view_template`` zope.browserpage's
-    ``ViewPageTemplateFile.__call__``, unless something other than
-    zope.browserpage's own method is there (left as it is: it may do
-    more than ours knows of).  Whether it is ours."""
-    current = ViewPageTemplateFile.__dict__.get('__call__')
-    if current is call_view_template:
-        return True
-    if current is not STOCK_VIEW_CALL or not is_browserpages_own(current):
-        log.warning('ViewPageTemplateFile.__call__ is not zope.browserpage\'s'
-                    ' own (%r): view templates are rendered through it',
-                    current)
-        return False
-    ViewPageTemplateFile.__call__ = call_view_template
-    return True
-
-
-def unfold_view_templates():
-    """zope.browserpage's own ``ViewPageTemplateFile.__call__`` again
-    where ``fold_view_templates`` put ours (tests)."""
-    if ViewPageTemplateFile.__dict__.get('__call__') is call_view_template:
-        ViewPageTemplateFile.__call__ = STOCK_VIEW_CALL
-
-
-def is_browserpages_own(function):
-    """Is ``function`` zope.browserpage's ``ViewPageTemplateFile.__call__``
-    (not another's put there before this module was imported)?"""
-    return getattr(function, '__module__', None) == \
-        ViewPageTemplateFile.__module__ and \
-        getattr(function, '__qualname__', None) == \
-        'ViewPageTemplateFile.__call__'
-
-
-fold_view_templates()

@@ -28,7 +28,7 @@ ENVIRONMENT_VARIABLE = 'ZOPE_PIPELINE_SPEEDUPS'
 
 #: The modules of the seam, installed in this order (uninstalled in the
 #: reverse order).
-MODULES = ()
+MODULES = ('zope_browserpage',)
 
 OFF = ('0', 'false', 'no', 'off')
 
