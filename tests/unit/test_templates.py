@@ -278,8 +278,11 @@ def test_an_unknown_compiler_version_still_makes_a_key(monkeypatch):
     ('data/page/name/shout:upper', 'QUIET'),
     ('data/page/shout:size', '2 keys'),
     ('data/page/missing | string:fallback', 'fallback'),
+    ('data/page/shout:missing | string:fallback', 'fallback'),
+    ('data/page/keys:title', 'BY KEY'),
 ], ids=['dict keys', 'container after dict', 'namespace after a value',
-        'namespace after dict', 'missing key'])
+        'namespace after dict', 'missing key', 'namespace missing a name',
+        'traversable namespace'])
 def test_paths_through_dict_keys_step_as_zope_tal_steps(clean_zope, path,
                                                         expected):
     class Shout:
@@ -294,7 +297,16 @@ def test_paths_through_dict_keys_step_as_zope_tal_steps(clean_zope, path,
 
     provideAdapter(DefaultTraversable, (None,))
     provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
+    @implementer(ITraversable)
+    class Keys:
+        def __init__(self, context):
+            self.context = context
+
+        def traverse(self, name, further_path):
+            return self.context[name].upper()
+
     provideAdapter(Shout, (Interface,), IPathAdapter, name='shout')
+    provideAdapter(Keys, (Interface,), IPathAdapter, name='keys')
     folder = Folder()
     folder['title'] = 'the item'
     view = type('View', (), {'data': {
