@@ -123,6 +123,25 @@ def test_a_view_template_renders_as_zope_tal_renders_it(
     assert '<p>the item</p>' in got  # ContainerTraversable: items first
 
 
+def test_a_paths_call_flag_is_a_constant_not_a_template_variable(
+        template_file, monkeypatch):
+    # z3c.pt writes the flag as the name True (False for nocall:), which
+    # Chameleon looked up among the variables at every evaluation.
+    asked = []
+    original = chameleon.utils.Scope.get
+
+    def get(scope, key, default=None):
+        asked.append(key)
+        return original(scope, key, default)
+
+    monkeypatch.setattr(chameleon.utils.Scope, 'get', get)
+    got, compiled = render(template_file, ['one'], {}, ChameleonProgram)
+    assert isinstance(compiled._v_program, ChameleonProgram)
+    assert '<p>count</p>' in got  # nocall: the method itself
+    assert {'context', 'view'} <= set(asked)  # the spy sees the lookups
+    assert not {'True', 'False'} & set(asked)
+
+
 def test_a_path_adapter_namespace_applies_in_a_path(clean_zope):
     class Shout:
         def __init__(self, context):
