@@ -2,6 +2,7 @@
 what zope.tal renders, and what Chameleon must not or cannot compile
 stays with zope.tal."""
 
+import html
 import os
 import stat
 import sys
@@ -24,7 +25,6 @@ from zope.pagetemplate.engine import Engine
 from zope.pagetemplate.engine import TrustedEngine
 from zope.pagetemplate.interfaces import IPageTemplateEngine
 from zope.pagetemplate.pagetemplate import PageTemplateEngine
-from zope.pagetemplate.pagetemplate import PTRuntimeError
 from zope.publisher.browser import TestRequest as StockTestRequest
 from zope.security.checker import ProxyFactory
 from zope.security.interfaces import ForbiddenAttribute
@@ -297,8 +297,11 @@ def test_an_unknown_compiler_version_still_makes_a_key(monkeypatch):
     ('data/page/name/shout:upper', 'QUIET'),
     ('data/page/shout:size', '2 keys'),
     ('data/page/missing | string:fallback', 'fallback'),
+    ('data/page/shout:missing | string:fallback', 'fallback'),
+    ('data/page/keys:title', 'BY KEY'),
 ], ids=['dict keys', 'container after dict', 'namespace after a value',
-        'namespace after dict', 'missing key'])
+        'namespace after dict', 'missing key', 'namespace missing a name',
+        'traversable namespace'])
 def test_paths_through_dict_keys_step_as_zope_tal_steps(clean_zope, path,
                                                         expected):
     class Shout:
@@ -313,7 +316,16 @@ def test_paths_through_dict_keys_step_as_zope_tal_steps(clean_zope, path,
 
     provideAdapter(DefaultTraversable, (None,))
     provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
+    @implementer(ITraversable)
+    class Keys:
+        def __init__(self, context):
+            self.context = context
+
+        def traverse(self, name, further_path):
+            return self.context[name].upper()
+
     provideAdapter(Shout, (Interface,), IPathAdapter, name='shout')
+    provideAdapter(Keys, (Interface,), IPathAdapter, name='keys')
     folder = Folder()
     folder['title'] = 'the item'
     view = type('View', (), {'data': {
@@ -464,7 +476,7 @@ def test_the_cache_key_changes_with_the_compiling_code(tmp_path,
     assert templates.compilers_digest() != before
 
 
-# Path steps through a proxy, zope.traversing's own adapters run inline
+# Path steps through a proxy and without, as zope.pagetemplate's
 
 class Page:
     """Content whose checker shows its title and its items."""
@@ -524,23 +536,18 @@ def pipeline_step(base, name):
 @pytest.mark.parametrize('wrap', [proxied, lambda ob: ob],
                          ids=['proxied', 'unproxied'])
 def test_a_step_through_zope_traversings_adapters_gives_the_same(
-        hooked, make, name, wrap, component_speedups, monkeypatch):
+        hooked, make, name, wrap):
     provideAdapter(DefaultTraversable, (None,))
     provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
     ob = make()
     if isinstance(ob, Shelf):
         ob['title'] = 'the item'
     expected = classic_step(wrap(ob), name)
-    # the adapters are not made: their traverse is run inline
-    made = []
-    monkeypatch.setattr(templates.components, 'query_adapter',
-                        lambda *args: made.append(args))
     assert pipeline_step(wrap(ob), name) == expected
-    assert made == []
     assert expected != 'hidden' or wrap is not proxied
 
 
-def test_another_traversable_adapter_is_used_not_run_inline(hooked):
+def test_another_traversable_adapter_is_used(hooked):
     class Upper:
         def __init__(self, context):
             self.context = context
@@ -556,7 +563,7 @@ def test_another_traversable_adapter_is_used_not_run_inline(hooked):
     assert pipeline_step(Page(), 'title') == 'the page'
 
 
-def test_an_object_that_conforms_is_asked_not_run_inline(hooked):
+def test_an_object_that_conforms_is_asked(hooked):
     from zope.security.checker import NamesChecker
 
     class Conforming(Page):
@@ -567,7 +574,6 @@ def test_an_object_that_conforms_is_asked_not_run_inline(hooked):
     provideAdapter(DefaultTraversable, (None,))
     checker = NamesChecker(('title', '__conform__'))
     base = Proxy(Conforming(), checker)
-    assert templates.traverse_inline(base, 'title') is templates._marker
     # the adapter it gives comes proxied, with no checker for traverse
     for take in (classic_step, pipeline_step):
         with pytest.raises(ForbiddenAttribute, match='traverse'):
@@ -605,8 +611,7 @@ def test_make_app_checks_template_files_in_development_only(
     assert PageTemplateFile._v_debug is __debug__
 
 
-# Proxied container steps: the checks and proxies of the proxies, made
-# without proxying the bound ``get``
+# Proxied container steps: checked and proxied as through the proxies
 
 class Item(Contained):
     """An item a container step gives: proxied as zope.security says."""
@@ -620,12 +625,12 @@ def container_with(name, value):
 
 
 @pytest.fixture
-def inline(hooked):
+def traversables(hooked):
     provideAdapter(DefaultTraversable, (None,))
     provideAdapter(ContainerTraversable, (IReadContainer,), ITraversable)
 
 
-def test_a_proxied_containers_item_comes_proxied_by_its_checker(inline):
+def test_a_proxied_containers_item_comes_proxied_by_its_checker(traversables):
     from zope.security.checker import NamesChecker
     from zope.security.checker import defineChecker
     from zope.security.checker import undefineChecker
@@ -645,14 +650,14 @@ def test_a_proxied_containers_item_comes_proxied_by_its_checker(inline):
 
 @pytest.mark.parametrize('value', ['text', b'bytes', 3, 2.5, True, None])
 def test_a_proxied_containers_basic_values_come_as_zope_security_gives_them(
-        inline, value):
+        traversables, value):
     found = pipeline_step(proxied(container_with('key', value)), 'key')
     assert found is classic_step(proxied(container_with('key', value)),
                                  'key')
     assert type(found) is not Proxy
 
 
-def test_a_checker_defined_for_strings_is_followed(inline, monkeypatch):
+def test_a_checker_defined_for_strings_is_followed(traversables, monkeypatch):
     from zope.security.checker import NamesChecker
     from zope.security.checker import _checkers
     monkeypatch.setitem(_checkers, str, NamesChecker(('upper',)))
@@ -663,7 +668,7 @@ def test_a_checker_defined_for_strings_is_followed(inline, monkeypatch):
         assert found.upper() == classic_step(proxied(base), name).upper()
 
 
-def test_a_checker_defined_for_methods_is_followed(inline, monkeypatch):
+def test_a_checker_defined_for_methods_is_followed(traversables, monkeypatch):
     from types import MethodType
 
     from zope.security.checker import NamesChecker
@@ -676,7 +681,8 @@ def test_a_checker_defined_for_methods_is_followed(inline, monkeypatch):
             take(proxied(base), 'key')
 
 
-def test_a_get_with_its_own_checker_is_called_through_the_proxies(inline):
+def test_a_get_with_its_own_checker_is_called_through_the_proxies(
+        traversables):
     from zope.security.checker import NamesChecker
 
     class Guarded(Shelf):
@@ -691,7 +697,7 @@ def test_a_get_with_its_own_checker_is_called_through_the_proxies(inline):
             take(proxied(base), 'key')
 
 
-def test_a_container_without_get_allowed_is_refused_as_before(inline):
+def test_a_container_without_get_allowed_is_refused_as_before(traversables):
     from zope.security.checker import NamesChecker
     base = container_with('key', 'text')
     checker = NamesChecker(('title',))
@@ -700,13 +706,13 @@ def test_a_container_without_get_allowed_is_refused_as_before(inline):
             take(Proxy(base, checker), 'key')
 
 
-def test_a_forbidden_attribute_of_a_container_is_not_found(inline):
+def test_a_forbidden_attribute_of_a_container_is_not_found(traversables):
     base = container_with('key', 'text')
     assert pipeline_step(proxied(base), 'secret') is LocationError
     assert classic_step(proxied(base), 'secret') is LocationError
 
 
-def test_a_checker_of_another_kind_is_asked_through_the_proxy(inline):
+def test_a_checker_of_another_kind_is_asked_through_the_proxy(traversables):
     from zope.security.checker import NamesChecker
 
     class Counting:
@@ -733,7 +739,7 @@ def test_a_checker_of_another_kind_is_asked_through_the_proxy(inline):
     assert 'get' in checker.asked and 'title' in checker.asked
 
 
-def test_an_unauthorized_get_is_raised_as_through_the_proxy(inline):
+def test_an_unauthorized_get_is_raised_as_through_the_proxy(traversables):
     from zope.security.checker import Checker
     from zope.security.interfaces import Unauthorized
     from zope.security.management import endInteraction
@@ -757,7 +763,7 @@ def test_an_unauthorized_get_is_raised_as_through_the_proxy(inline):
     assert getSecurityPolicy() is policy
 
 
-def test_an_allowed_attribute_a_container_lacks_is_not_found(inline):
+def test_an_allowed_attribute_a_container_lacks_is_not_found(traversables):
     from zope.security.checker import NamesChecker
     base = container_with('key', 'text')
     checker = NamesChecker(('get', 'absent'))
@@ -765,8 +771,8 @@ def test_an_allowed_attribute_a_container_lacks_is_not_found(inline):
         assert take(Proxy(base, checker), 'absent') is LocationError
 
 
-# A bare name (``tal:content="title"``): a plain value is not passed to
-# path_traverse (``CallFlag.inline_bare``)
+# A bare name (``tal:content="value"``): a path of no steps, its value
+# called unless it is nocall:
 
 class CallableStr(str):
     """A string that is called as a path's value is (not a plain type)."""
@@ -780,38 +786,41 @@ def bare_source(expression):
             % expression)
 
 
-def render_bare(expression, value, general=False, monkeypatch=None):
-    monkeypatch.setattr(templates.ViewTemplate, 'keep_source', True)
-    if general:
-        monkeypatch.setattr(templates.CallFlag, 'is_bare_call',
-                            staticmethod(lambda node: False))
+def render_bare(expression, value):
     program, macros = ChameleonProgram.cook(
         't.pt', bare_source(expression), TrustedEngine, 'text/html')
     assert isinstance(program, ChameleonProgram)
-    inlined = templates.BARE_VALUE in program.template.source
     view = type('View', (), {'value': staticmethod(lambda: value)})()
-    return render_program(program, view), inlined
+    return render_program(program, view)
 
 
-@pytest.mark.parametrize('value', [
-    'a <b>', b'bytes', 3, 2.5, True, None, ['a'], ('a',), {'k': 'v'},
-    CallableStr('not called'), lambda: 'called',
-    proxied(Page()), ProxyFactory(lambda: 'called through a proxy'),
+def shown(value):
+    return '<p>%s</p>\n' % html.escape(str(value), quote=False)
+
+
+@pytest.mark.parametrize('value, called', [
+    ('a <b>', None), (b'bytes', 'bytes'), (3, None), (2.5, None),
+    (True, None), (None, ''), (['a'], None), (('a',), None),
+    ({'k': 'v'}, None), (CallableStr('not called'), 'called'),
+    (lambda: 'called', 'called'), (proxied(Page()), None),
+    (ProxyFactory(lambda: 'called through a proxy'),
+     'called through a proxy'),
 ], ids=['str', 'bytes', 'int', 'float', 'bool', 'None', 'list', 'tuple',
         'dict', 'str subclass with __call__', 'function', 'proxied object',
         'proxied function'])
 @pytest.mark.parametrize('expression', ['value', 'nocall:value'])
-def test_a_bare_names_value_renders_as_through_path_traverse(
-        clean_zope, monkeypatch, expression, value):
+def test_a_bare_names_value_renders_as_a_paths_value(
+        clean_zope, expression, value, called):
     provideAdapter(DefaultTraversable, (None,))
-    got, inlined = render_bare(expression, value, False, monkeypatch)
-    expected, general = render_bare(expression, value, True, monkeypatch)
-    assert got == expected
-    assert inlined == (expression == 'value')
-    assert not general
+    got = render_bare(expression, value)
+    if expression == 'value' and called is not None:
+        assert got == shown(called)
+    elif isinstance(value, bytes):  # Chameleon decodes bytes, as before
+        assert got == shown(value.decode())
+    else:
+        assert got == shown('' if value is None else value)
     # zope.tal too (but for bytes, which Chameleon decodes, as before)
-    if expression == 'value' and not isinstance(value, (Proxy, bytes)) \
-            and not callable(value):
+    if not isinstance(value, (Proxy, bytes)) and not callable(value):
         classic, macros = PageTemplateEngine.cook(
             't.pt', bare_source(expression), TrustedEngine, 'text/html')
         view = type('View', (), {'value': staticmethod(lambda: value)})()
@@ -828,12 +837,11 @@ def test_a_bare_name_is_looked_up_once(clean_zope, monkeypatch):
         return original(scope, key)
 
     monkeypatch.setattr(chameleon.utils.Scope, 'get_name', get_name)
-    got, inlined = render_bare('value', CallableStr('x'), False, monkeypatch)
-    assert got == '<p>called</p>\n' and inlined
+    assert render_bare('value', CallableStr('x')) == '<p>called</p>\n'
     assert asked.count('value') == 1
 
 
-def test_an_unproxied_object_that_conforms_is_asked_not_run_inline(hooked):
+def test_an_unproxied_object_that_conforms_is_asked(hooked):
     class Conforming(Page):
         def __conform__(self, interface):
             if interface is ITraversable:
@@ -841,7 +849,6 @@ def test_an_unproxied_object_that_conforms_is_asked_not_run_inline(hooked):
 
     provideAdapter(DefaultTraversable, (None,))
     base = Conforming()
-    assert templates.traverse_inline(base, 'title') is templates._marker
     assert pipeline_step(base, 'title') == classic_step(base, 'title') \
         == 'conformed'
 
@@ -852,7 +859,7 @@ def test_an_unproxied_containers_name_it_cannot_encode_is_not_found(hooked):
         assert take(Shelf(), '\ud800') is TraversalError
 
 
-# A path's steps that step_inline takes, then the rest by step_names
+# A path's steps, a traverser taking the names after its own
 
 class IBasket(Interface):
     pass
@@ -892,11 +899,11 @@ class Info:
     ('view/data/shout:upper', 'ONE KEY'),
     ('view/shelf/missing | string:fallback', 'fallback'),
     ('view/shelf/./title', 'the item'),
-], ids=['inline steps', 'dict keys', 'a traverser taking the next name',
-        'inline after such a traverser', 'such a traverser after a dict',
-        'a view of an inline step, with the request',
-        'a namespace after inline steps', 'missing', 'a dot'])
-def test_a_paths_inline_steps_then_the_others_step_as_zope_tal_steps(
+], ids=['steps', 'dict keys', 'a traverser taking the next name',
+        'a step after such a traverser', 'such a traverser after a dict',
+        'a view of a step, with the request',
+        'a namespace after steps', 'missing', 'a dot'])
+def test_a_paths_steps_step_as_zope_tal_steps(
         hooked, path, expected):
     from zope.publisher.interfaces.browser import IDefaultBrowserLayer
     from zope.traversing.namespace import view as view_namespace
@@ -927,7 +934,6 @@ def test_a_paths_inline_steps_then_the_others_step_as_zope_tal_steps(
     assert results == ['<p>%s</p>\n' % expected] * 2
 
 
-
 def test_chameleons_own_variables_are_its_own_and_the_others_are_passed(
         template_file, tmp_path):
     # zope.tales' repeat, loop and default are not passed to Chameleon,
@@ -947,263 +953,3 @@ def test_chameleons_own_variables_are_its_own_and_the_others_are_passed(
     assert got.replace('\n', '') == expected.replace('\n', '')
     assert '<li>2 two</li>' in got and '<p>kept</p>' in got
     assert '<p>[]</p>' in got
-
-
-# A view template Chameleon compiled is called without zope.pagetemplate's
-# zope.tales context (templates.call_view_template)
-
-def render_again(template_file, items, form=None, request=None):
-    """The second render of a view template compiled by Chameleon: the
-    first compiles it, the stock way."""
-    provideUtility(ChameleonProgram, IPageTemplateEngine)
-    request = request or StockTestRequest(form=form or {})
-    view = PageView(Content(), request, items)
-    template = ViewPageTemplateFile(template_file)
-    first = template(view)
-    assert isinstance(template._v_program, ChameleonProgram)
-    return first, template(view), template
-
-
-@pytest.mark.parametrize('items,form', [
-    (['one', 'two', 'three'], {}),
-    ([], {'q': 'term'}),
-])
-def test_a_compiled_view_template_renders_again_without_a_tales_context(
-        template_file, items, form, monkeypatch):
-    expected, classic = render(template_file, items, form)
-    provideUtility(ChameleonProgram, IPageTemplateEngine)
-    view = PageView(Content(), StockTestRequest(form=form), items)
-    template = ViewPageTemplateFile(template_file)
-    first = template(view)  # compiles it, the stock way
-    monkeypatch.setattr(TrustedEngine, 'getContext', None)  # not called
-    assert first == template(view) == expected
-
-
-def test_the_view_templates_call_is_ours_while_zope_browserpages_is_there():
-    assert ViewPageTemplateFile.__call__ is templates.call_view_template
-    assert templates.fold_view_templates()
-    templates.unfold_view_templates()
-    try:
-        assert ViewPageTemplateFile.__call__ is templates.STOCK_VIEW_CALL
-        templates.unfold_view_templates()  # nothing of ours to take away
-        assert ViewPageTemplateFile.__call__ is templates.STOCK_VIEW_CALL
-    finally:
-        assert templates.fold_view_templates()
-    assert ViewPageTemplateFile.__call__ is templates.call_view_template
-
-
-def test_another_libraries_view_template_call_is_left_in_place(
-        monkeypatch, caplog):
-    def theirs(self, instance, *args, **keywords):
-        return 'theirs'
-
-    monkeypatch.setattr(ViewPageTemplateFile, '__call__', theirs)
-    assert not templates.fold_view_templates()
-    assert ViewPageTemplateFile.__call__ is theirs
-    assert "is not zope.browserpage's own" in caplog.text
-    templates.unfold_view_templates()
-    assert ViewPageTemplateFile.__call__ is theirs
-
-
-def test_a_call_patched_in_before_ours_is_not_taken_for_the_stock_one(
-        monkeypatch):
-    def theirs(self, instance, *args, **keywords):
-        return 'theirs'
-
-    # imported after another library had put its own there
-    monkeypatch.setattr(templates, 'STOCK_VIEW_CALL', theirs)
-    monkeypatch.setattr(ViewPageTemplateFile, '__call__', theirs)
-    assert not templates.fold_view_templates()
-    assert ViewPageTemplateFile.__call__ is theirs
-
-
-def test_a_template_class_with_its_own_render_is_rendered_by_it(
-        template_file):
-    rendered = []
-
-    class Rendering(ViewPageTemplateFile):
-        def pt_render(self, namespace, **kw):
-            rendered.append(sorted(namespace))
-            return super().pt_render(namespace, **kw)
-
-    provideUtility(ChameleonProgram, IPageTemplateEngine)
-    view = PageView(Content(), StockTestRequest(), ['one'])
-    template = Rendering(template_file)
-    assert template(view) == template(view)
-    assert len(rendered) == 2
-
-
-def test_a_template_class_with_its_own_engine_context_gives_it(
-        template_file, tmp_path):
-    class Extra(ViewPageTemplateFile):
-        def pt_getEngineContext(self, namespace):
-            context = super().pt_getEngineContext(namespace)
-            context.vars['extra'] = 'from the context'
-            return context
-
-    provideUtility(ChameleonProgram, IPageTemplateEngine)
-    path = tmp_path / 'extra.pt'
-    path.write_text('<p tal:content="extra" />')
-    view = PageView(Content(), StockTestRequest(), [])
-    template = Extra(str(path))
-    assert template(view) == template(view) == '<p>from the context</p>'
-
-
-@pytest.mark.parametrize('flag', ['showTAL', 'sourceAnnotations'])
-def test_the_requests_debug_flags_reach_the_program_as_before(
-        template_file, monkeypatch, flag):
-    given = []
-    original = ChameleonProgram.__call__
-
-    def spy(self, context, macros, **options):
-        given.append((options['showtal'], options['sourceAnnotations']))
-        return original(self, context, macros, **options)
-
-    monkeypatch.setattr(ChameleonProgram, '__call__', spy)
-    request = StockTestRequest()
-    setattr(request.debug, flag, True)
-    first, again, _ = render_again(template_file, ['one'], request=request)
-    assert first == again
-    expected = (flag == 'showTAL', flag == 'sourceAnnotations')
-    assert given == [expected, expected]
-
-
-@pytest.mark.parametrize('preset', [None, 'text/plain'])
-def test_the_content_type_is_set_as_before_unless_the_response_has_one(
-        template_file, preset):
-    provideUtility(ChameleonProgram, IPageTemplateEngine)
-    request = StockTestRequest()
-    view = PageView(Content(), request, ['one'])
-    template = ViewPageTemplateFile(template_file)
-    for _ in range(2):  # compiled, then rendered again
-        request.response.setHeader('Content-Type', preset or '')
-        template(view)
-        assert request.response.getHeader('Content-Type') == \
-            (preset or 'text/html')
-
-
-def test_a_template_file_changed_to_one_that_fails_raises_as_before(
-        template_file, caplog):
-    templates.check_template_files(True)
-    view = PageView(Content(), StockTestRequest(), ['one'])
-    provideUtility(ChameleonProgram, IPageTemplateEngine)
-    template = ViewPageTemplateFile(template_file)
-    template(view)
-    with open(template_file, 'w') as f:
-        f.write('<p tal:unknown="x">broken</p>')
-    os.utime(template_file, (1, 1))
-    with pytest.raises(PTRuntimeError, match='Compilation failed'):
-        template(view)
-    assert caplog.text.count('Error in template') == 1
-
-
-def test_a_template_file_changed_to_one_chameleon_refuses_goes_to_zope_tal(
-        template_file, monkeypatch):
-    templates.check_template_files(True)
-    view = PageView(Content(), StockTestRequest(), ['one'])
-    provideUtility(ChameleonProgram, IPageTemplateEngine)
-    template = ViewPageTemplateFile(template_file)
-    template(view)
-    assert isinstance(template._v_program, ChameleonProgram)
-
-    def refuse(self, *args, **kw):
-        raise ValueError('not for Chameleon')
-
-    monkeypatch.setattr(templates.ViewTemplate, '__init__', refuse)
-    with open(template_file, 'w') as f:
-        f.write('<p tal:content="context/title">title</p>')
-    os.utime(template_file, (1, 1))
-    assert template(view) == '<p>A &lt;b&gt;page&lt;/b&gt;</p>'
-    assert isinstance(template._v_program, PageTemplateEngine)
-
-
-# z3c.pt's render, its variables taken over (ViewTemplate.render_namespace)
-
-def cooked(source):
-    program, macros = ChameleonProgram.cook('t.pt', source, TrustedEngine,
-                                            'text/html')
-    return program.template
-
-
-def test_a_namespaces_target_language_is_kept(clean_zope, monkeypatch):
-    monkeypatch.setattr(templates, 'negotiate', None)  # not called
-    template = cooked('<p tal:content="target_language" />')
-    assert template.render_namespace(
-        {'target_language': 'de'}) == '<p>de</p>'
-
-
-def test_a_language_negotiation_that_fails_gives_none(clean_zope,
-                                                      monkeypatch):
-    def fail(request):
-        raise LookupError('no negotiator')
-
-    monkeypatch.setattr(templates, 'negotiate', fail)
-    template = cooked('<p tal:content="python: repr(target_language)" />')
-    assert template.render_namespace({}) == '<p>None</p>'
-    assert template.render(request=None) == '<p>None</p>'  # z3c.pt's
-
-
-class FalseResponse:
-    """A response that is false (z3c.pt leaves its headers alone)."""
-
-    def __bool__(self):
-        return False
-
-    def getHeader(self, name):
-        raise AssertionError('asked')
-
-
-@pytest.mark.parametrize('request_', [
-    None, 'a string', type('Request', (), {'response': FalseResponse()})()],
-    ids=['none', 'string', 'false response'])
-def test_a_request_without_a_response_to_set_is_left_alone(clean_zope,
-                                                           request_):
-    template = cooked('<p>text</p>')
-    assert template.render_namespace({'request': request_}) == '<p>text</p>'
-
-
-def test_the_translation_function_translates_as_z3c_pts(clean_zope):
-    from z3c.pt.pagetemplate import MV
-    from zope.i18nmessageid import Message
-
-    request = StockTestRequest()
-    translate = templates.request_translation(request, Message)
-    assert translate(MV) is None
-    value = object()
-    assert translate(value) is value
-    assert translate(Message('id', default='Hi ${name}',
-                             mapping={'name': 'you'})) == 'Hi you'
-    assert translate('plain') == 'plain'
-    source = ('<p i18n:translate="" i18n:domain="d">Hi</p>'
-              '<p tal:content="python: 3" />')
-    template = cooked(source)
-    assert template.render_namespace({'request': request}) == \
-        template.render(request=request) == '<p>Hi</p><p>3</p>'
-
-
-class FalseHeaders(FalseResponse):
-    """A false response that keeps its headers."""
-
-    def __init__(self):
-        self.headers = {}
-
-    def getHeader(self, name):
-        return self.headers.get(name)
-
-    def setHeader(self, name, value):
-        self.headers[name] = value
-
-
-def test_a_false_response_gets_the_templates_content_type_as_before(
-        template_file):
-    # z3c.pt's render leaves a false response alone, the view template's
-    # call does not
-    provideUtility(ChameleonProgram, IPageTemplateEngine)
-    request = StockTestRequest()
-    request._response = FalseHeaders()
-    view = PageView(Content(), request, ['one'])
-    template = ViewPageTemplateFile(template_file)
-    for _ in range(2):  # compiled, then rendered again
-        request.response.headers.clear()
-        template(view)
-        assert request.response.headers == {'Content-Type': 'text/html'}

@@ -31,55 +31,34 @@ and Plone, and a process started later loads it instead of compiling it.
 The directory must be private to the server's user (the files in it are
 Python code the server runs).
 
-A view template's call (zope.browserpage's ``ViewPageTemplateFile``,
-which ``browser:page`` templates are) hands a template Chameleon
-compiled its namespace directly (``call_view_template``): neither
-zope.pagetemplate's zope.tales context nor z3c.pt's copy of the
-variables is made; everything else of the call is as before.
+With the speedups (``_speedups.zope_browserpage``), a view template's
+call hands a template Chameleon compiled its namespace directly; without
+them, zope.browserpage's own call renders it through zope.pagetemplate's
+``pt_render`` and the ``ChameleonProgram`` it compiled.
 """
 
 import ast
 import hashlib
 import importlib.metadata
 import logging
-from types import FunctionType
 from types import MethodType
 
-from chameleon.astutil import Builtin
 from chameleon.astutil import Symbol
-from chameleon.i18n import fast_translate
 from chameleon.loader import MemoryLoader
 from chameleon.loader import ModuleLoader
 from z3c.pt.expressions import PathExpr
 from z3c.pt.namespaces import function_namespaces
-from z3c.pt.pagetemplate import MV
 from z3c.pt.pagetemplate import BaseTemplate
-from zope.browserpage.viewpagetemplatefile import ViewPageTemplateFile
-from zope.container.traversal import ContainerTraversable
-from zope.i18n import negotiate
 from zope.interface import implementer
 from zope.interface import provider
-from zope.location.interfaces import LocationError
 from zope.pagetemplate.engine import TrustedEngine
 from zope.pagetemplate.interfaces import IPageTemplateEngine
 from zope.pagetemplate.interfaces import IPageTemplateProgram
-from zope.pagetemplate.pagetemplate import PageTemplate
 from zope.pagetemplate.pagetemplate import PageTemplateEngine
-from zope.pagetemplate.pagetemplate import PageTemplateTracebackSupplement
-from zope.pagetemplate.pagetemplate import PTRuntimeError
 from zope.pagetemplate.pagetemplatefile import PageTemplateFile
 from zope.proxy import isProxy
-from zope.security.checker import Checker
-from zope.security.checker import CheckerPublic
-from zope.security.checker import NoProxy
-from zope.security.checker import _checkers
-from zope.security.proxy import Proxy
-from zope.security.proxy import getChecker
-from zope.security.proxy import removeSecurityProxy
-from zope.traversing.adapters import DefaultTraversable
 from zope.traversing.adapters import traversePathElement
 from zope.traversing.interfaces import ITraversable
-from zope.traversing.interfaces import TraversalError
 
 from zope.pipeline import components
 from zope.pipeline.privatefiles import private_directory
@@ -92,18 +71,8 @@ COMPILERS = ('Chameleon', 'z3c.pt', 'zope.pipeline')
 #: zope.tales variables that Chameleon provides itself, its own way.
 CHAMELEON_OWN = frozenset(('repeat', 'loop', 'default', 'attrs'))
 
-#: The ``ITraversable`` adapters whose ``traverse`` a template's path
-#: step runs inline (``traverse_inline``).
-INLINE = frozenset((DefaultTraversable, ContainerTraversable))
-
 _compilers_digest = None
 _marker = object()
-SECURITY_CHECKER = '__Security_checker__'
-
-#: Builtin types whose values cannot have a ``__Security_checker__`` (a
-#: class attribute of a builtin type cannot be set): ``proxied_value``
-#: asks ``_checkers`` only.
-UNPROXIED_TYPES = frozenset((str, bytes, int, float, bool, type(None)))
 
 
 def compilers_digest():
@@ -130,46 +99,24 @@ def compilers_digest():
 
 
 def is_dict(base):
-    """zope.pagetemplate's test for a dict taken by key: its ``__class__``
-    is ``dict`` (through a security proxy too), or it is a dict that is
-    not a proxy.  Asked without the proxy: a security proxy answers
-    ``__class__`` with a proxied class, made anew on each access."""
-    if type(base) is dict:
+    """zope.pagetemplate's test for a dict taken by key
+    (``ZopeTraverser``): its ``__class__`` is ``dict`` (through a
+    security proxy too), or it is a dict that is not a proxy."""
+    if type(base) is dict:  # what the test answers first, in one step
         return True
-    cls = getattr(removeSecurityProxy(base), '__class__', None)
-    if cls == dict:  # noqa: E721 - zope.pagetemplate's test, as it has it
+    if getattr(base, '__class__', None) == dict:  # noqa: E721 - its test
         return True
-    return not isProxy(base) and isinstance(base, dict)
+    return isinstance(base, dict) and not isProxy(base)
 
 
 def step(base, name, path_items, request):
     """One name of a path, as zope.pagetemplate's trusted traverser takes
-    it: ``step_inline`` where it can, else ``step_adapted``."""
-    found = step_inline(base, name)
-    if found is not _marker:
-        return found
-    return step_adapted(base, name, path_items, request)
-
-
-def step_inline(base, name):
-    """The step of a name that needs neither the request nor the names
-    after it: a dict's key (``is_dict``), or a plain name whose
-    ``ITraversable`` adapter would be zope.traversing's
-    ``DefaultTraversable`` or zope.container's ``ContainerTraversable``,
-    its ``traverse`` run inline (``traverse_inline``), for a proxied
-    object or not; ``_marker`` for any other step (``step_adapted``)."""
+    it: a dict's key (``is_dict``), else by ``traversePathElement``, the
+    ``ITraversable`` adapter of a plain name found by
+    ``components.query_adapter`` (what ``traversePathElement`` would
+    find)."""
     if is_dict(base):
         return base[name]
-    if name not in ('.', '..') and name[:1] not in '@+':
-        return traverse_inline(base, name)
-    return _marker
-
-
-def step_adapted(base, name, path_items, request):
-    """A step ``step_inline`` does not take, by ``traversePathElement``;
-    the ``ITraversable`` adapter of a plain name found by
-    ``components.query_adapter`` (what ``traversePathElement`` would
-    find, in fewer steps through a security proxy)."""
     traversable = None
     if name not in ('.', '..') and name[:1] not in '@+':
         traversable = components.query_adapter(base, ITraversable)
@@ -177,138 +124,14 @@ def step_adapted(base, name, path_items, request):
                                traversable=traversable, request=request)
 
 
-def inline_factory(base):
-    """The ``ITraversable`` factory ``query_adapter(base, ITraversable)``
-    would call for ``base`` (proxied or not), when it is one of ``INLINE``
-    and nothing comes before it (``components.hooked_factory``); else
-    None."""
-    factory = components.hooked_factory(base, ITraversable)
-    return factory if factory in INLINE else None
-
-
-def proxied_value(checker, value):
-    """``checker.proxy(value)``, without asking ``value`` for its
-    ``__Security_checker__`` when it is of a builtin type that cannot
-    have one (``UNPROXIED_TYPES``) and zope.security's ``_checkers`` say
-    ``NoProxy`` for that type (as they are now)."""
-    cls = type(value)
-    if cls in UNPROXIED_TYPES and _checkers.get(cls) is NoProxy:
-        return value
-    return checker.proxy(value)
-
-
-def proxied_getattr(checker, raw, name):
-    """``getattr(proxy, name, _marker)`` for the proxy of ``raw`` by
-    ``checker``: ``name`` checked by ``check_getattr`` (a
-    ``ForbiddenAttribute``, an ``AttributeError``, answers ``_marker``
-    as it does through the proxy), the value proxied by the checker."""
-    try:
-        checker.check_getattr(raw, name)
-    except AttributeError:
-        return _marker
-    value = getattr(raw, name, _marker)
-    if value is _marker:
-        return value
-    return proxied_value(checker, value)
-
-
-def proxied_get(base, checker, raw, name):
-    """``base.get(name, _marker)`` for ``base``, the proxy of ``raw`` by
-    ``checker``, checked and proxied as the proxies check and proxy it,
-    without making the proxy of the bound method: ``get`` checked by
-    ``checker``, the call by the checker zope.security selects for the
-    method (``_checkers`` as it is now: its ``__call__`` public), the
-    result proxied by it (``_marker``, ours, is not a value of the
-    object).  Anything else (a checker of another kind, ``get`` not a
-    plain Python method, a method with its own ``__Security_checker__``,
-    a call not public) goes through the proxies."""
-    method_checker = _checkers.get(MethodType)
-    if type(method_checker) is Checker and \
-            method_checker.permission_id('__call__') is CheckerPublic:
-        checker.check_getattr(raw, 'get')
-        method = raw.get
-        if type(method) is MethodType and \
-                type(method.__func__) is FunctionType and \
-                SECURITY_CHECKER not in method.__func__.__dict__:
-            found = method(name, _marker)
-            if found is _marker:
-                return found
-            return proxied_value(method_checker, found)
-    return base.get(name, _marker)
-
-
-def traverse_inline(base, name):
-    """``factory(base).traverse(name, ...)`` for ``base``, proxied or not, the
-    code of zope.traversing's ``DefaultTraversable`` or zope.container's
-    ``ContainerTraversable`` (which read nothing of the further path)
-    without making the adapter; ``_marker`` when another adapter (or
-    none) applies.  Through a proxy whose checker is zope.security's
-    own ``Checker``, ``ContainerTraversable``'s reads are checked and
-    proxied by ``proxied_get`` and ``proxied_getattr``."""
-    factory = inline_factory(base)
-    if factory is DefaultTraversable:
-        attr = getattr(base, name, _marker)
-        if attr is not _marker:
-            return attr
-        if hasattr(base, '__getitem__'):
-            try:
-                return base[name]
-            except (KeyError, TypeError):
-                pass
-        raise LocationError(base, name)
-    if factory is ContainerTraversable:
-        checker = getChecker(base) if type(base) is Proxy else None
-        if type(checker) is Checker:
-            raw = removeSecurityProxy(base)
-            found = proxied_get(base, checker, raw, name)
-            if found is _marker:
-                try:
-                    found = proxied_getattr(checker, raw, name)
-                except UnicodeEncodeError:
-                    raise TraversalError(base, name) from None
-        else:
-            found = base.get(name, _marker)
-            if found is _marker:
-                try:
-                    found = getattr(base, name, _marker)
-                except UnicodeEncodeError:
-                    raise TraversalError(base, name) from None
-        if found is _marker:
-            raise TraversalError(base, name)
-        return found
-    return _marker
-
-
 def path_traverse(base, econtext, call, path_items):
     """z3c.pt's path traversal (its ``ns:name`` function namespaces
     included) with zope.pagetemplate's steps; the result is called unless
-    the expression is ``nocall:``.
-
-    The names ``step_inline`` takes (a plain dict's keys, a view's data:
-    ``item/title``; a step through the stock ``ITraversable`` adapters)
-    are taken first, without the stack of names a traverser may consume
-    from and without the request; from the first it does not take, the
-    rest go through ``step_names``."""
+    the expression is ``nocall:``."""
     if path_items:
-        index = 0
-        end = len(path_items)
-        while index < end:
-            name = path_items[index]
-            if ':' in name:
-                break
-            found = step_inline(base, name)
-            if found is _marker:
-                break
-            base = found
-            index += 1
-        if index < end:
-            stack = list(path_items[:index:-1])  # the names after it
-            request = econtext.get('request')
-            if ':' in name:
-                stack.append(name)
-            else:  # step_inline did not take it
-                base = step_adapted(base, name, stack, request)
-            base = step_names(base, stack, request)
+        names = list(path_items)
+        names.reverse()
+        base = step_names(base, names, econtext.get('request'))
     # not callable(): a security proxy says it is callable, whatever it
     # proxies (zope.tales asks for __call__ too)
     if call and getattr(base, '__call__', _marker) is not _marker:  # noqa: B004
@@ -339,34 +162,15 @@ def step_names(base, names, request):
     return base
 
 
-class PlainTypes(frozenset):
-    """A set of types a compiled template imports by name (Chameleon's
-    ``Symbol`` imports an object by its ``__module__`` and ``__name__``)."""
-
-
-#: Builtin types whose values have no ``__call__`` (none can be given
-#: one): a path that is a bare name (``tal:content="title"``) gives such
-#: a value as it is, without calling ``path_traverse`` (``CallFlag``).
-PLAIN_VALUE_TYPES = PlainTypes((str, bytes, int, float, bool, type(None),
-                                list, tuple, dict))
-PLAIN_VALUE_TYPES.__module__ = __name__
-PLAIN_VALUE_TYPES.__name__ = 'PLAIN_VALUE_TYPES'
-
-#: The name a bare path's value is kept in while its type is tested (a
-#: name with two leading underscores: Chameleon leaves it a local).
-BARE_VALUE = '__zp_bare_value'
-
-
-class CallFlag(ast.NodeTransformer):
+class ConstantCallFlag(ast.NodeTransformer):
     """z3c.pt passes a path's call flag to the traverser as the name
-    ``True`` or ``False``, which Chameleon looks up among the template's
-    variables at every evaluation (a miss, then the builtin): here it
-    becomes the constant.
-
-    A bare name to be called (``title``: no path items) becomes
-    ``v if type(v := title) in PLAIN_VALUE_TYPES else path_traverse(v,
-    ...)``: a value of a plain type (``PLAIN_VALUE_TYPES``), which
-    ``path_traverse`` would give back as it is, is not passed to it."""
+    ``True`` (``False`` for ``nocall:``), which Chameleon looks up among
+    the template's variables at every evaluation (``get('True', True)``:
+    a miss, then the builtin); here it becomes the constant, as
+    zope.tales has it (a template variable named ``True`` does not
+    decide whether a path's value is called).  Measured on the peers'
+    page (issue 42, instructions per request against z3c.pt's name):
+    about 68 k a render of its 13 paths, 5 % of the view-checked chain."""
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -376,25 +180,7 @@ class CallFlag(ast.NodeTransformer):
             if isinstance(flag, ast.Name) and flag.id in ('True', 'False'):
                 node.args[2] = ast.copy_location(
                     ast.Constant(flag.id == 'True'), flag)
-            if self.is_bare_call(node):
-                return self.inline_bare(node)
         return node
-
-    @staticmethod
-    def is_bare_call(node):
-        flag, items = node.args[2], node.args[3]
-        return isinstance(flag, ast.Constant) and flag.value is True and \
-            isinstance(items, ast.Tuple) and not items.elts
-
-    @staticmethod
-    def inline_bare(node):
-        base = node.args[0]
-        node.args[0] = ast.Name(BARE_VALUE, ast.Load())
-        value = ast.NamedExpr(ast.Name(BARE_VALUE, ast.Store()), base)
-        kind = ast.Call(Builtin('type'), [value], [])
-        test = ast.Compare(kind, [ast.In()], [Symbol(PLAIN_VALUE_TYPES)])
-        inline = ast.IfExp(test, ast.Name(BARE_VALUE, ast.Load()), node)
-        return ast.copy_location(inline, node)
 
 
 class ZopePathExpr(PathExpr):
@@ -403,7 +189,7 @@ class ZopePathExpr(PathExpr):
     traverser = Symbol(path_traverse)
 
     def translate(self, string, target):
-        flag = CallFlag()
+        flag = ConstantCallFlag()
         return [flag.visit(node) for node in super().translate(string,
                                                                 target)]
 
@@ -433,53 +219,6 @@ class ViewTemplate(BaseTemplate):
             sha.update(part.encode('utf-8', 'ignore'))
             sha.update(b'\0')
         return sha.hexdigest()[:32]
-
-    def render_namespace(self, variables):
-        """``render(**variables)``, ``variables`` taken over: z3c.pt's
-        ``BaseTemplate.render`` (the language negotiated for the request,
-        the translation function bound to it, the response's
-        Content-Type), then Chameleon's, without z3c.pt's copy of the
-        variables (``render`` takes them as keywords, to give them to
-        Chameleon's as keywords again)."""
-        request = variables.setdefault('request', None)
-        if variables.get('target_language') is None:
-            variables['target_language'] = negotiated_language(request)
-        variables['translate'] = request_translation(request,
-                                                     self.i18n_message_type)
-        if request is not None and not isinstance(request, str):
-            response = request.response
-            if response and not response.getHeader('Content-Type'):
-                response.setHeader('Content-Type',
-                                   self.content_type or 'text/html')
-        # what z3c.pt's render calls: the next render after its own
-        return super(BaseTemplate, self).render(**variables)
-
-
-def negotiated_language(request):
-    """``zope.i18n.negotiate(request)``; None when it fails (z3c.pt's
-    ``BaseTemplate.render``)."""
-    try:
-        return negotiate(request)
-    except Exception:
-        return None
-
-
-def request_translation(request, message_type):
-    """z3c.pt's translation function of a render, for ``request``:
-    ``fast_translate`` in the request's context, a value neither a
-    ``message_type`` nor a string given back as it is, Zope 2's
-    ``Missing.MV`` as None (z3c.pt's ``BaseTemplate.render``)."""
-
-    def translate(msgid, domain=None, mapping=None, target_language=None,
-                  default=None, context=None):
-        if msgid is MV:
-            return None
-        if not isinstance(msgid, (message_type, str)):
-            return msgid
-        return fast_translate(msgid, domain, mapping, request,
-                              target_language, default)
-
-    return translate
 
 
 class CompiledTemplates(ModuleLoader):
@@ -565,14 +304,21 @@ class ChameleonProgram:
 
     def render(self, namespace):
         """The template rendered with ``namespace``, a template's
-        variables (``pt_getContext``'s), which it takes over: as the
+        variables (``pt_getContext``'s or the trusted engine's zope.tales
+        context's ``vars``), which it takes over, by z3c.pt's render."""
+        return self.template.render(**self.variables(namespace))
+
+    @staticmethod
+    def variables(namespace):
+        """``namespace``, taken over, as Chameleon's variables: as the
         trusted engine's zope.tales context has them (``nothing`` is
         None), but for zope.tales' ``repeat``, ``loop`` and ``default``
-        (and ``attrs``): Chameleon has its own."""
+        (and ``attrs``), which Chameleon has its own of (its ``repeat``
+        is what ``repeat/item/number`` steps into)."""
         namespace['nothing'] = None
         for name in CHAMELEON_OWN:
             namespace.pop(name, None)
-        return self.template.render_namespace(namespace)
+        return namespace
 
     @classmethod
     def cook(cls, source_file, text, engine, content_type):
@@ -589,103 +335,3 @@ class ChameleonProgram:
             return PageTemplateEngine.cook(source_file, text, engine,
                                            content_type)
         return cls(template), template.macros
-
-
-#: What ``call_view_template`` stands in for, and the methods of
-#: zope.pagetemplate's it folds (a class of template that has others of
-#: its own is called the stock way).
-STOCK_VIEW_CALL = ViewPageTemplateFile.__call__
-STOCK_PT_RENDER = PageTemplate.pt_render
-STOCK_ENGINE_CONTEXT = PageTemplate.pt_getEngineContext
-
-
-def call_view_template(self, instance, *args, **keywords):
-    """zope.browserpage's ``ViewPageTemplateFile.__call__`` (``self``
-    the template, ``instance`` the view), the same steps for a template
-    Chameleon compiled but for zope.pagetemplate's ``pt_render``, which
-    builds a zope.tales context (its engine's: variables, scopes, a
-    repeat dict, the request and context noted) that a
-    ``ChameleonProgram`` only reads the variables from:
-    ``render_compiled`` gives the program the namespace itself.
-
-    Installed in the class by ``fold_view_templates``: zope.pagetemplate's
-    hook for other engines (``IPageTemplateEngine``) hands its programs
-    the zope.tales context only, made before the program is called, and
-    a subclass of the template would leave out the templates made by
-    others (``browser:page``'s ``SimpleViewClass``, zope.formlib, Grok).
-    The stock method is called for the templates it does not fold: not
-    (yet) compiled by Chameleon, of a class with its own ``pt_render``
-    or ``pt_getEngineContext``, or rendered with the request's debug
-    flags (``showTAL``, ``sourceAnnotations``), which ``pt_render``
-    passes to the program."""
-    if type(self._v_program) is not ChameleonProgram \
-            or type(self).pt_render is not STOCK_PT_RENDER \
-            or type(self).pt_getEngineContext is not STOCK_ENGINE_CONTEXT:
-        return STOCK_VIEW_CALL(self, instance, *args, **keywords)
-    request = instance.request
-    namespace = self.pt_getContext(request=request, instance=instance,
-                                   args=args, options=keywords)
-    debug_flags = request.debug
-    showtal = getattr(debug_flags, 'showTAL', 0)
-    source_annotations = getattr(debug_flags, 'sourceAnnotations', 0)
-    if showtal or source_annotations:
-        text = self.pt_render(namespace, showtal=showtal,
-                              sourceAnnotations=source_annotations)
-    else:
-        text = render_compiled(self, namespace)
-    response = request.response
-    if not response.getHeader('Content-Type'):
-        response.setHeader('Content-Type', self.content_type)
-    return text
-
-
-def render_compiled(template, namespace):
-    """``template.pt_render(namespace)`` (zope.pagetemplate), the
-    namespace given to the ``ChameleonProgram`` without a zope.tales
-    context; by ``pt_render`` when the template, read again
-    (``_cook_check``: its file changed), is no longer Chameleon's."""
-    template._cook_check()
-    __traceback_supplement__ = (  # noqa: F841 - zope.exceptions reads it
-        PageTemplateTracebackSupplement, template, namespace)
-    if template._v_errors:
-        raise PTRuntimeError(str(template._v_errors))
-    program = template._v_program
-    if type(program) is not ChameleonProgram:
-        return STOCK_PT_RENDER(template, namespace)
-    return program.render(namespace)
-
-
-def fold_view_templates():
-    """Make ``call_view_template`` zope.browserpage's
-    ``ViewPageTemplateFile.__call__``, unless something other than
-    zope.browserpage's own method is there (left as it is: it may do
-    more than ours knows of).  Whether it is ours."""
-    current = ViewPageTemplateFile.__dict__.get('__call__')
-    if current is call_view_template:
-        return True
-    if current is not STOCK_VIEW_CALL or not is_browserpages_own(current):
-        log.warning('ViewPageTemplateFile.__call__ is not zope.browserpage\'s'
-                    ' own (%r): view templates are rendered through it',
-                    current)
-        return False
-    ViewPageTemplateFile.__call__ = call_view_template
-    return True
-
-
-def unfold_view_templates():
-    """zope.browserpage's own ``ViewPageTemplateFile.__call__`` again
-    where ``fold_view_templates`` put ours (tests)."""
-    if ViewPageTemplateFile.__dict__.get('__call__') is call_view_template:
-        ViewPageTemplateFile.__call__ = STOCK_VIEW_CALL
-
-
-def is_browserpages_own(function):
-    """Is ``function`` zope.browserpage's ``ViewPageTemplateFile.__call__``
-    (not another's put there before this module was imported)?"""
-    return getattr(function, '__module__', None) == \
-        ViewPageTemplateFile.__module__ and \
-        getattr(function, '__qualname__', None) == \
-        'ViewPageTemplateFile.__call__'
-
-
-fold_view_templates()

@@ -28,7 +28,7 @@ ENVIRONMENT_VARIABLE = 'ZOPE_PIPELINE_SPEEDUPS'
 
 #: The modules of the seam, installed in this order (uninstalled in the
 #: reverse order).
-MODULES = ('zope_component', 'zope_publisher')
+MODULES = ('zope_browserpage', 'zope_component', 'zope_publisher')
 
 OFF = ('0', 'false', 'no', 'off')
 
