@@ -2,7 +2,6 @@
 would read nothing: a GET or HEAD of a BrowserRequest whose query string
 is present and empty."""
 
-import io
 
 from zope.component import provideAdapter
 from zope.i18n.interfaces import IUserPreferredCharsets
@@ -13,13 +12,7 @@ from zope.publisher.interfaces.http import IHTTPRequest
 from zope.pipeline.stages.process_inputs import nothing_to_process
 from zope.pipeline.stages.process_inputs import process_form
 
-
-def environ(method='GET', **extra):
-    values = {'REQUEST_METHOD': method, 'SERVER_NAME': 'localhost',
-              'SERVER_PORT': '80', 'PATH_INFO': '/', 'SCRIPT_NAME': '',
-              'wsgi.url_scheme': 'http', 'wsgi.input': io.BytesIO(b'')}
-    values.update(extra)
-    return values
+from .environs import minimal_environ
 
 
 def request_for(values, request_class=BrowserRequest):
@@ -37,7 +30,7 @@ class CountingRequest(BrowserRequest):
 
 
 def test_get_with_an_empty_query_string_has_nothing_to_process():
-    values = environ(QUERY_STRING='')
+    values = minimal_environ(QUERY_STRING='')
     request = request_for(values)
     assert nothing_to_process(request)
     process_form(values, request)
@@ -46,7 +39,7 @@ def test_get_with_an_empty_query_string_has_nothing_to_process():
 
 
 def test_get_without_a_query_string_key_is_processed_and_gets_one():
-    values = environ()
+    values = minimal_environ()
     request = request_for(values)
     assert not nothing_to_process(request)
     process_form(values, request)
@@ -55,7 +48,7 @@ def test_get_without_a_query_string_key_is_processed_and_gets_one():
 
 def test_get_with_a_query_string_is_processed(clean_zope):
     provideAdapter(HTTPCharsets, (IHTTPRequest,), IUserPreferredCharsets)
-    values = environ(QUERY_STRING='n:int=3')
+    values = minimal_environ(QUERY_STRING='n:int=3')
     request = request_for(values)
     assert not nothing_to_process(request)
     process_form(values, request)
@@ -63,7 +56,7 @@ def test_get_with_a_query_string_is_processed(clean_zope):
 
 
 def test_request_class_with_its_own_process_inputs_is_always_called():
-    values = environ(method='HEAD', QUERY_STRING='')
+    values = minimal_environ(method='HEAD', QUERY_STRING='')
     request = request_for(values, CountingRequest)
     assert not nothing_to_process(request)
     process_form(values, request)

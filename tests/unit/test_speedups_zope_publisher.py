@@ -13,6 +13,8 @@ from zope.pipeline import components
 from zope.pipeline import factories
 from zope.pipeline._speedups import zope_publisher
 
+from .environs import minimal_environ
+
 
 @pytest.fixture
 def publisher_speedups(monkeypatch):
@@ -44,14 +46,6 @@ def stock_publisher():
     yield
     if installed:
         zope_publisher.install()
-
-
-def environ_for(method='GET', **extra):
-    environ = {'REQUEST_METHOD': method, 'SERVER_NAME': 'localhost',
-               'SERVER_PORT': '80', 'PATH_INFO': '/', 'SCRIPT_NAME': '',
-               'wsgi.url_scheme': 'http', 'wsgi.input': io.BytesIO(b'')}
-    environ.update(extra)
-    return environ
 
 
 #: The default factories, the zope.publisher class each extends and a
@@ -114,7 +108,7 @@ def url_request(make, host='localhost', app_names=(), names=(),
                 method='GET'):
     """A request of ``make`` for ``host`` (a Host header), under the
     virtual host names ``app_names``, that has traversed ``names``."""
-    environ = environ_for(method)
+    environ = minimal_environ(method)
     environ['HTTP_HOST'] = host
     request = make(io.BytesIO(b''), environ)
     if app_names:
@@ -232,15 +226,15 @@ def respond(environ, content_type, result='x'):
 
 def charset_environ(accept_charset=None):
     if accept_charset is None:
-        return environ_for()
-    return environ_for(HTTP_ACCEPT_CHARSET=accept_charset)
+        return minimal_environ()
+    return minimal_environ(HTTP_ACCEPT_CHARSET=accept_charset)
 
 
 def test_responses_are_the_seams(charsets):
     response = respond(charset_environ(), 'text/plain')
     assert isinstance(response, zope_publisher.RememberedCharset)
     assert isinstance(response, factories.BrowserResponse)
-    http = factories.http(io.BytesIO(b''), environ_for('PUT')).response
+    http = factories.http(io.BytesIO(b''), minimal_environ('PUT')).response
     assert isinstance(http, zope_publisher.HTTPResponse)
 
 
