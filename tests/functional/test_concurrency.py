@@ -97,6 +97,12 @@ def retried_conflicts(caplog):
             and 'ConflictError' in record.getMessage()]
 
 
+def errors_logged(caplog):
+    """What was logged at ERROR or above: why a request got a 5xx."""
+    return [record.getMessage() for record in caplog.records
+            if record.levelno >= logging.ERROR]
+
+
 def hammer(make_testapp, tmp_path, caplog, config):
     """Run the clients against the pipeline on ``config``; check the
     counter and the statuses; return the number of retried conflicts."""
@@ -107,7 +113,7 @@ def hammer(make_testapp, tmp_path, caplog, config):
         statuses = run_clients(port)
         value = counter_value(port)
     assert len(statuses) == CLIENTS * INCREMENTS
-    assert sorted(set(statuses), key=str) == [200]
+    assert sorted(set(statuses), key=str) == [200], errors_logged(caplog)
     assert value == CLIENTS * INCREMENTS
     assert inner.read(lambda root: root['counter'].value, config) == value
     conflicts = retried_conflicts(caplog)
