@@ -27,7 +27,7 @@ import subprocess
 import tempfile
 import time
 
-from zope.pipeline.wsgi import ClosingIterator
+from zope.pipeline.http.wsgi import ClosingIterator
 
 from benchmarks import peers
 from benchmarks import serverside

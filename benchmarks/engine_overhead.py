@@ -30,8 +30,8 @@ import timeit
 from zope.configuration import config
 from zope.configuration import xmlconfig
 
+from zope.pipeline.engine.publisher import Publisher
 from zope.pipeline.interfaces import REQUEST_KEY
-from zope.pipeline.publisher import Publisher
 
 #: The issue's pipeline: 12 pass-through stages.
 STAGES = 12
@@ -70,7 +70,7 @@ def site_zcml(stages):
         '           xmlns:pipeline="http://namespaces.zope.org/pipeline">',
         '  <include package="zope.pipeline" file="meta.zcml" />',
         '  <pipeline:requestFactory name="browser" methods="GET"',
-        '      factory="zope.pipeline.factories.browser" />',
+        '      factory="zope.pipeline.engine.factories.browser" />',
         '  <pipeline:stage name="create_request" factory='
         '"zope.pipeline.stages.create_request.CreateRequestStage" />',
     ]

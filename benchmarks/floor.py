@@ -91,7 +91,7 @@ class Floor:
     open and populated; ``floor_app`` and the parts run on it."""
 
     def __init__(self, workdir):
-        from zope.pipeline.startup import process_databases
+        from zope.pipeline.serving.startup import process_databases
         zodb_config = os.path.join(workdir, 'zodb.conf')
         with open(zodb_config, 'w') as output:
             output.write(zconfig('sqlite3', {

@@ -32,7 +32,7 @@ import json, sys, time
 started = time.perf_counter()
 import zope.pipeline.app
 imported = time.perf_counter()
-from zope.pipeline.settings import split_settings
+from zope.pipeline.engine.settings import split_settings
 settings = split_settings(json.loads(sys.argv[2]))[1]
 settings.setdefault('open_root', {})['zodb_config'] = ''
 zope.pipeline.app.make_app(sys.argv[1], settings)
@@ -102,7 +102,7 @@ def importers(records):
 def imported_through(records, parents, index):
     """What brought a module in: the chain of imports from the nearest of
     our modules (``zope.pipeline...``) down to it, e.g.
-    ``zope.pipeline.storage > ZODB > BTrees``; a chain that starts at the
+    ``zope.pipeline.zodb.storage > ZODB > BTrees``; a chain that starts at the
     top without passing one of ours was loaded by the site's ZCML (its
     directives import what they name) while ``make_app`` ran."""
     chain = [records[index].module]

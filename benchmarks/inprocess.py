@@ -23,7 +23,7 @@ import sys
 import time
 from wsgiref.util import FileWrapper
 
-from zope.pipeline.registry import PipelineRegistry
+from zope.pipeline.engine.registry import PipelineRegistry
 
 
 def make_environ(path, method='GET'):
@@ -170,7 +170,7 @@ class Bench:
 
     def __init__(self, site_zcml, app_settings, path):
         from zope.pipeline.app import load_zcml
-        from zope.pipeline.settings import split_settings
+        from zope.pipeline.engine.settings import split_settings
         self.path = path
         self.registry = load_zcml(site_zcml)
         _, self.settings = split_settings(app_settings)
@@ -183,7 +183,7 @@ class Bench:
                                                            'replace')))
 
     def publisher(self, registry, settings=None):
-        from zope.pipeline.publisher import Publisher
+        from zope.pipeline.engine.publisher import Publisher
         return Publisher(registry, self.settings if settings is None
                          else settings, 'the benchmark settings')
 

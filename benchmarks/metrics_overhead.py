@@ -50,7 +50,7 @@ def metrics_stage_of(publisher):
 def build():
     """(publisher with metrics, publisher without) of the benchmark site."""
     from zope.pipeline.app import load_zcml
-    from zope.pipeline.publisher import Publisher
+    from zope.pipeline.engine.publisher import Publisher
     registry = load_zcml(SITE)
     without = RegistryWithout(registry, 'metrics')
     bare_settings = {name: values for name, values in SETTINGS.items()

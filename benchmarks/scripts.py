@@ -20,10 +20,10 @@ serverside.configure_logging(%(log_dir)r)
 '''
 
 # As a deployed WSGI script loads it (etc/app.wsgi): with the checks of
-# zope.pipeline.startup (known passwords among them) and the databases
+# zope.pipeline.serving.startup (known passwords among them) and the databases
 # opened at the start; the benchmark's servers listen on loopback.
 _PIPELINE = '''\
-from zope.pipeline.startup import load_site
+from zope.pipeline.serving.startup import load_site
 application = serverside.CountingMiddleware(
     load_site(%(ini)r, listen='127.0.0.1'), %(count_dir)r)
 '''
@@ -116,10 +116,10 @@ def write_principals(path, count):
     import secrets
 
     from zope.pipeline.commands import adduser
-    from zope.pipeline.credentials import CHECKED_PASSWORDS_NAME
-    from zope.pipeline.credentials import record_checked_entries
-    from zope.pipeline.passwords import NEW_PASSWORD_MANAGER
-    from zope.pipeline.passwords import hash_password
+    from zope.pipeline.security.credentials import CHECKED_PASSWORDS_NAME
+    from zope.pipeline.security.credentials import record_checked_entries
+    from zope.pipeline.security.passwords import NEW_PASSWORD_MANAGER
+    from zope.pipeline.security.passwords import hash_password
     hashed = hash_password(secrets.token_urlsafe(16))
     logins = ['user%d' % number for number in range(1, count + 1)]
     record_checked_entries(

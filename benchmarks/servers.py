@@ -19,8 +19,8 @@ import time
 import urllib.error
 import urllib.request
 
-from zope.pipeline.modwsgi_express import run_dir_line
-from zope.pipeline.modwsgi_express import run_directory
+from zope.pipeline.serving.modwsgi_express import run_dir_line
+from zope.pipeline.serving.modwsgi_express import run_directory
 
 from benchmarks import serverside
 from benchmarks.scripts import PROJECT_ROOT

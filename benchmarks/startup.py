@@ -20,7 +20,7 @@ import signal
 import time
 import urllib.error
 
-from zope.pipeline.modwsgi_express import run_directory
+from zope.pipeline.serving.modwsgi_express import run_directory
 
 from benchmarks import serverside
 from benchmarks.servers import ServerConfig

@@ -2,8 +2,8 @@
 
 mod_wsgi imports it once in each daemon process, at the process's start
 (WSGIImportScript) and after the fork, so each process loads the site and
-opens its own database (``zope.pipeline.startup.load_site``, which never
-raises: what stops the site is logged once, saying what to change, and
+opens its own database (``zope.pipeline.serving.startup.load_site``,
+which never raises: what stops the site is logged once, saying what to change, and
 requests are answered 503 meanwhile).  The threads of the process
 (WSGIDaemonProcess threads=) are checked against the ZODB pool size, and
 known passwords refused (the listening address is not known here, so it
@@ -27,16 +27,16 @@ ZOPE_PIPELINE_RUN_DIR
 Touching this file (or `zope-pipeline restart INI --pid-file
 /run/apache2/apache2.pid --run-dir var/run`) restarts the daemon
 processes one at a time, each after its successor has loaded the site
-(zope.pipeline.rolling; etc/apache/zope-pipeline.conf turns mod_wsgi's
-own reload, every process at once under load, off).
+(zope.pipeline.serving.rolling; etc/apache/zope-pipeline.conf turns
+mod_wsgi's own reload, every process at once under load, off).
 """
 
 import os
 
-from zope.pipeline.rolling import watch_script
-from zope.pipeline.startup import SiteAtRoot
-from zope.pipeline.startup import load_site
-from zope.pipeline.startup import refuse
+from zope.pipeline.serving.rolling import watch_script
+from zope.pipeline.serving.startup import SiteAtRoot
+from zope.pipeline.serving.startup import load_site
+from zope.pipeline.serving.startup import refuse
 
 # What the daemon processes create (the database, caches, compiled
 # templates) is their user's only.

@@ -1,11 +1,12 @@
 """Fixtures shared by the whole suite."""
 
+import gc
 import os
 
 import pytest
 import zope.testing.cleanup
 
-from zope.pipeline import storage
+from zope.pipeline.zodb import storage
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -32,6 +33,17 @@ def kept_umask():
     os.umask(umask)
     yield
     os.umask(umask)
+
+
+@pytest.fixture(autouse=True)
+def collected_again():
+    """Every test ends with the objects a loaded site froze given back to
+    the garbage collector (``load_site`` and ``zope-pipeline serve``,
+    called in the test process, freeze what is alive once the site is
+    loaded: ``startup.kept_for_the_process``), and the collector on."""
+    yield
+    gc.unfreeze()
+    gc.enable()
 
 
 @pytest.fixture(autouse=True)
@@ -73,8 +85,8 @@ def test_process_keeps_its_user(monkeypatch):
     never the test process, which would run every later test as
     www-data.  A test that serves in it patches ``serve.run_as``; one
     that runs such a command runs it as a process of its own."""
-    from zope.pipeline import layout
     from zope.pipeline.commands import serve
+    from zope.pipeline.serving import layout
 
     def refuse(daemon):
         raise AssertionError('The test process would become %s: run the '
@@ -160,3 +172,19 @@ def bcrypt_checks(monkeypatch):
 
     monkeypatch.setattr(bcrypt, 'checkpw', counting_checkpw)
     return given
+
+
+@pytest.fixture
+def open_tmp():
+    """A scratch directory every user may pass through (tmp_path's
+    parents are root's only): for what root checks on another user's
+    behalf."""
+    import pathlib
+    import shutil
+    import tempfile
+    directory = tempfile.mkdtemp(prefix='zope-pipeline-open-', dir='/tmp')
+    os.chmod(directory, 0o755)
+    try:
+        yield pathlib.Path(directory)
+    finally:
+        shutil.rmtree(directory)

@@ -143,7 +143,7 @@ def write_file(path, text):
 
 def fix_relstorage_on_mariadb():
     """RelStorage 4.3 sends MySQL-8-only SQL to MariaDB 10.11: every peer
-    gets the fix zope.pipeline applies (``zope.pipeline.compat``, which
+    gets the fix zope.pipeline applies (``zope.pipeline.zodb.compat``, which
     imports only RelStorage) before its storage opens."""
-    from zope.pipeline import compat
+    from zope.pipeline.zodb import compat
     compat.apply()

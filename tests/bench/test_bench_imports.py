@@ -55,7 +55,7 @@ NESTED = '''\
 import time:       100 |        100 |       BTrees._base
 import time:      4000 |       4100 |     BTrees
 import time:        10 |       4110 |   ZODB.DB
-import time:       200 |       4310 | zope.pipeline.storage
+import time:       200 |       4310 | zope.pipeline.zodb.storage
 import time:       300 |        300 |       zope.schema._field
 import time:        10 |        310 |     zope.schema
 import time:        10 |        320 |   zope.configuration.fields
@@ -71,12 +71,12 @@ def test_each_module_is_shown_with_the_imports_that_brought_it_in():
     summary = imports.summarize(records, top=3)
     assert [(item['module'], item['through'])
             for item in summary['top_modules']] == [
-        ('BTrees', 'zope.pipeline.storage > ZODB.DB > BTrees'),
+        ('BTrees', 'zope.pipeline.zodb.storage > ZODB.DB > BTrees'),
         ('a.b.c', 'ZCML > a > a.b > a.b.c'),
         ('zope.schema._field',
          'ZCML > zope.configuration > ... > zope.schema._field')]
     assert summary['top_distributions'][0]['through'] == \
-        'zope.pipeline.storage > ZODB.DB > BTrees'
+        'zope.pipeline.zodb.storage > ZODB.DB > BTrees'
 
 
 def test_imports_at_the_top_have_no_importer():

@@ -127,8 +127,9 @@ print(sorted(name for name in sys.modules if name.startswith('z3c.pt')))
 ''', tmp_path)
     assert printed.splitlines() == [
         '200 zope.app.wsgi',
-        # the RelStorage fix every peer gets, nothing else
-        "['zope.pipeline', 'zope.pipeline.compat']",
+        # the RelStorage fix every peer gets (and its package), nothing
+        # else
+        "['zope.pipeline', 'zope.pipeline.zodb', 'zope.pipeline.zodb.compat']",
         '[]']
 
 

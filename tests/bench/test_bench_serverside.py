@@ -152,8 +152,8 @@ def test_retry_lines_are_logged_and_counted_but_not_other_info(tmp_path):
     pipeline = logging.getLogger('zope.pipeline')
     try:
         logging.getLogger('zope.pipeline.retry').info('Retrying GET /')
-        logging.getLogger('zope.pipeline.storage').info('Opened')
-        logging.getLogger('zope.pipeline.storage').warning('Slow')
+        logging.getLogger('zope.pipeline.zodb.storage').info('Opened')
+        logging.getLogger('zope.pipeline.zodb.storage').warning('Slow')
         for handler in pipeline.handlers:
             handler.flush()
         assert serverside.count_log_lines(str(tmp_path), 'Retrying') == 1

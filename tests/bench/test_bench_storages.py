@@ -152,7 +152,7 @@ def test_a_scratch_mysql_database_stores_objects_and_is_dropped():
     import MySQLdb
     import transaction
 
-    from zope.pipeline.storage import open_database
+    from zope.pipeline.zodb.storage import open_database
     storage = storages.MysqlStorage(os.path.join(ETC, 'zodb-mysql.conf'))
     try:
         with Workspace() as workspace:

@@ -1,7 +1,7 @@
 """Classic-publisher parity: the functional suites shipped inside Zope's
 ``zope.app.*`` packages and inside Grok (``grok``, ``grokcore.*``: their
 publications, registered with ``<publisher>``, become view-checked
-request types, ``zope.pipeline.publications``), run unchanged, once
+request types, ``zope.pipeline.engine.publications``), run unchanged, once
 through the classic publisher (zope.app.wsgi's own layer) and once
 through zope.pipeline (the same layers, their application swapped for
 ``zope.pipeline.testing.PipelineApplication`` by ``run_suite.py``).

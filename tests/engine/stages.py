@@ -19,10 +19,10 @@ from zope.schema import Int
 from zope.schema import Text
 
 from zope.pipeline import environ as keys
-from zope.pipeline.contract import Contract
-from zope.pipeline.factories import RequestFactory
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.engine.factories import RequestFactory
+from zope.pipeline.http.wsgi import plain_response
 from zope.pipeline.interfaces import IRequestFactory
-from zope.pipeline.wsgi import plain_response
 
 TRAIL = 'tests.trail'
 

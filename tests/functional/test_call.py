@@ -208,7 +208,7 @@ def test_direct_result_of_bytes_is_sent_as_one_chunk(clean_zope):
     from zope.publisher.browser import TestRequest
     from zope.publisher.http import DirectResult
 
-    from zope.pipeline.responses import body_of
+    from zope.pipeline.publishing.responses import body_of
     from zope.pipeline.stages.call import set_result
 
     request = TestRequest()
@@ -219,7 +219,7 @@ def test_direct_result_of_bytes_is_sent_as_one_chunk(clean_zope):
 def test_view_returning_the_response_keeps_what_it_set(clean_zope):
     from zope.publisher.browser import TestRequest
 
-    from zope.pipeline.responses import body_of
+    from zope.pipeline.publishing.responses import body_of
     from zope.pipeline.stages.call import set_result
 
     request = TestRequest()
@@ -247,7 +247,7 @@ def test_empty_string_from_a_view_of_a_binary_type_is_an_empty_body(
         clean_zope):
     from zope.publisher.browser import TestRequest
 
-    from zope.pipeline.responses import body_of
+    from zope.pipeline.publishing.responses import body_of
     from zope.pipeline.stages.call import set_result
 
     request = TestRequest()

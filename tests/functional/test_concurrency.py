@@ -13,7 +13,7 @@ import pytest
 from conftest import need
 from webtest.http import StopableWSGIServer
 
-from zope.pipeline import storage
+from zope.pipeline.zodb import storage
 
 from . import inner
 from .inner import mariadb

@@ -12,9 +12,9 @@ import zope.testing.cleanup
 from zope.component import getGlobalSiteManager
 from zope.component.hooks import getSite
 
-from zope.pipeline import storage
 from zope.pipeline.cli import main
 from zope.pipeline.commands import console
+from zope.pipeline.zodb import storage
 
 from tests.conftest import ROOT
 

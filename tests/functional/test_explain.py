@@ -18,8 +18,9 @@ from zope.pipeline import explain as explaining
 from zope.pipeline.cli import main
 from zope.pipeline.commands import console
 from zope.pipeline.commands import load_site_application
-from zope.pipeline.startup import process_databases
-from zope.pipeline.traversers import Traversal
+from zope.pipeline.engine.introspect import dotted_name
+from zope.pipeline.publishing.traversers import Traversal
+from zope.pipeline.serving.startup import process_databases
 
 from tests.conftest import ROOT
 
@@ -120,7 +121,7 @@ def explain_json(capsys, *args):
 def as_a_new_command():
     import zope.testing.cleanup
 
-    from zope.pipeline import storage
+    from zope.pipeline.zodb import storage
     storage.close_all()
     zope.testing.cleanup.cleanUp()
 
@@ -129,7 +130,7 @@ def test_a_page_names_its_view_template_permission_and_the_grant(
         clean_zope, ini, capsys):
     text = explain(capsys, ini, '/folder/page')
     assert 'GET /folder/page as zope.anybody (Unauthenticated User)' in text
-    assert 'Request type:  browser (zope.pipeline.factories.' \
+    assert 'Request type:  browser (zope.pipeline.engine.factories.' \
            'BrowserRequest)' in text
     assert ('   1. folder -> zope.pipeline.sample.content.SampleFolder '
             "'folder'\n      traverser zope.container.traversal."
@@ -312,13 +313,14 @@ def test_a_name_the_object_has_not_or_an_unknown_namespace_is_a_404(
     assert data['steps'][3] == {
         'name': 'x', 'from': {'class': 'builtins.str', 'name': None},
         'default_view': False, 'namespace': None,
-        'traverser': 'zope.pipeline.traversers.ViewTraverser',
+        'traverser': 'zope.pipeline.publishing.traversers.ViewTraverser',
         'object': None}
     assert data['status'] == '404 Not Found'
     as_a_new_command()
     text = explain(capsys, ini, '/folder/page/++attribute++title/x')
     assert ('   4. x -> (not reached)\n      traverser zope.pipeline.'
-            'traversers.ViewTraverser (the default: views by name)') in text
+            'publishing.traversers.ViewTraverser (the default: views by '
+            'name)') in text
     as_a_new_command()
     data = explain_json(capsys, ini, '/++nonsense++x')
     assert data['steps'][0]['namespace'] == 'nonsense'
@@ -425,6 +427,9 @@ FOLLOWED_PATHS = ['/folder/page', '/folder/page/', '/folder/page/edit',
 #: publication class: what serving and explain call alike.
 SPIED = ('callTraversalHooks', 'traverseName', 'publish_traverser',
          'namespace_traverser', 'getDefaultTraversal')
+#: What a step of the seam (``_speedups.zope_container``) calls instead of
+#: making a stock traverser: the traverser's class.
+STOOD_IN_FOR = 'stands_in_for'
 
 
 def spied_answer(answer):
@@ -456,6 +461,13 @@ def traversal_calls(monkeypatch):
         monkeypatch.setattr(Traversal, name, method)
     for name in SPIED:
         spy(name)
+    original = getattr(Traversal, STOOD_IN_FOR)
+
+    def stands_in_for(self, factory):
+        calls.append([STOOD_IN_FOR, (), None,
+                      {'class': dotted_name(factory)}])
+        return original(self, factory)
+    monkeypatch.setattr(Traversal, STOOD_IN_FOR, stands_in_for)
     return calls
 
 
@@ -466,6 +478,8 @@ def steps_of(calls):
         if method == 'traverseName':
             steps.append([args[0], ob, None if isinstance(answer, tuple)
                           else answer, None])
+        elif method == STOOD_IN_FOR:
+            steps[-1][3] = answer['class']
         elif method.endswith('_traverser') and answer['class'] != \
                 'builtins.NoneType':
             steps[-1][3] = ('the object itself (IPublishTraverse)'
@@ -507,11 +521,14 @@ def test_explain_follows_the_traversal_that_serves(
     application, publisher = load_site_application(
         request.getfixturevalue(site))
     assert _speedups.State.installed is (speedups == '1')
+    stood_in_for = []
     try:
         for path in FOLLOWED_PATHS:
             status = serve(application,
                            explaining.site_environ(publisher, path, 'GET'))
             served = traversal_calls[:]
+            stood_in_for.extend(call[3]['class'] for call in served
+                                if call[0] == STOOD_IN_FOR)
             traversal_calls[:] = []
             data = explaining.explain(publisher, path)
             explained = traversal_calls[:]
@@ -524,6 +541,8 @@ def test_explain_follows_the_traversal_that_serves(
                 steps_of(served), path
             if data['status'] is not None:
                 assert data['status'] == status, path
+        # the seam's steps stood in for the stock traversers, or none
+        assert bool(stood_in_for) is (speedups == '1'), stood_in_for
     finally:
         for database in process_databases(publisher):
             database.close()

@@ -154,7 +154,8 @@ def test_without_the_stage_no_base_is_inserted(make_testapp):
 
 def test_base_mode_is_not_called_its_filter_is_its_work():
     """In the 'base' mode the stage passes every request through (the
-    chain calls the next stage directly: zope.pipeline.publisher); in the
+    chain calls the next stage directly: zope.pipeline.engine.publisher); in
+    the
     'redirect' mode it is called."""
     from zope.pipeline.stages.fix_relative_links import FixRelativeLinksStage
 
@@ -168,7 +169,7 @@ def test_base_mode_is_not_called_its_filter_is_its_work():
 
 def called_by(stage):
     """The stage ``stage`` calls next (the chain: its first), through its
-    bound ``__call__`` (zope.pipeline.publisher.call_link)."""
+    bound ``__call__`` (zope.pipeline.engine.publisher.call_link)."""
     called = getattr(stage, 'next_app', getattr(stage, 'app', None))
     return getattr(called, '__self__', called)
 
@@ -217,8 +218,8 @@ def test_redirect_mode_is_called(redirecting):
 
 def fix_relative_links_described(publisher):
     """show-pipeline's data and text for the browser chain's stage."""
-    from zope.pipeline.introspect import describe
-    from zope.pipeline.introspect import format_text
+    from zope.pipeline.engine.introspect import describe
+    from zope.pipeline.engine.introspect import format_text
     data = describe(publisher)
     stages = data['request_types']['browser']['stages']
     stage = [stage for stage in stages

@@ -18,8 +18,8 @@ from relstorage.cache.cache import MultipleValues
 from relstorage.cache.local_client import LocalClient
 from relstorage.options import Options
 
-from zope.pipeline import compat
-from zope.pipeline import storage
+from zope.pipeline.zodb import compat
+from zope.pipeline.zodb import storage
 
 from . import inner
 from .inner import mariadb

@@ -8,7 +8,7 @@ import webtest
 from conftest import need
 from zope.configuration.exceptions import ConfigurationError
 
-from zope.pipeline import storage
+from zope.pipeline.zodb import storage
 
 from . import inner
 from .inner import mariadb

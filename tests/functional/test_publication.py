@@ -7,7 +7,7 @@ from zope.publisher.interfaces import IPublication
 from zope.security.proxy import isinstance as proxied_isinstance
 from zope.security.proxy import removeSecurityProxy
 
-from zope.pipeline.publication import Publication
+from zope.pipeline.publishing.publication import Publication
 
 from . import inner
 

@@ -39,7 +39,7 @@ def example(monkeypatch, tmp_path):
 def test_classic_publication_of_the_example_is_refused_at_startup(
         example, make_testapp):
     pytest.importorskip('zope.app.publication')
-    from zope.pipeline.publications import PublicationError
+    from zope.pipeline.engine.publications import PublicationError
     site = example(
         '<include package="zope.app.publication" file="meta.zcml" />\n'
         '<publisher name="BROWSER" factory="cachedpages.publication.'

@@ -21,9 +21,9 @@ import logging
 import pytest
 from conftest import need
 
-from zope.pipeline.errors import UNAVAILABLE_MESSAGE
-from zope.pipeline.errors import is_transient
-from zope.pipeline.errors import is_unavailable
+from zope.pipeline.http.errors import UNAVAILABLE_MESSAGE
+from zope.pipeline.http.errors import is_transient
+from zope.pipeline.http.errors import is_unavailable
 
 from . import inner
 

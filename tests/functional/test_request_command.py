@@ -5,8 +5,8 @@ a server, its response printed: status, headers with -d, body."""
 import pytest
 import zope.testing.cleanup
 
-from zope.pipeline import storage
 from zope.pipeline.cli import main
+from zope.pipeline.zodb import storage
 
 from tests.functional.test_explain import deploy_ini
 from tests.functional.test_explain import logging_restored  # noqa: F401

@@ -17,8 +17,8 @@ from zope.securitypolicy.principalpermission import (
     AnnotationPrincipalPermissionManager,
 )
 
-from zope.pipeline import storage
-from zope.pipeline.responsecache import RecordingConnection
+from zope.pipeline.zodb import storage
+from zope.pipeline.zodb.responsecache import RecordingConnection
 
 from .inner import sqlite_config
 from tests.conftest import ROOT
@@ -120,6 +120,28 @@ def test_a_hit_begins_a_transaction_and_commits_nothing(app, monkeypatch):
     assert len(commits) == 2        # no transaction stage, nothing later
 
 
+def test_a_hit_opens_no_connection_of_the_database(app, config,
+                                                     monkeypatch):
+    stored(app, '/folder/page')
+    db = storage.database_for(config).get()
+    opened = []
+    open_ = db.open
+    monkeypatch.setattr(db, 'open', lambda *args, **kw: (
+        opened.append(args), open_(*args, **kw))[1])
+    assert is_hit(app.get('/folder/page'))
+    assert opened == []
+    assert not is_hit(app.get('/folder/page', headers=FRESH))
+    assert len(opened) == 1
+
+
+def test_a_page_the_shared_poll_refuses_to_keep_is_rendered_again(
+        app, monkeypatch):
+    from zope.pipeline.zodb.responsecache import SharedPoll
+    monkeypatch.setattr(SharedPoll, 'store', lambda *args: None)
+    stored(app, '/folder/page')
+    assert not is_hit(app.get('/folder/page'))
+
+
 def test_if_none_match_of_the_current_etag_gets_304_without_body(app):
     etag = stored(app, '/folder/page').headers['ETag']
     response = app.get('/folder/page', headers={'If-None-Match': etag},
@@ -214,6 +236,20 @@ def test_a_comment_renders_the_page_again(app):
     app.post('/folder/page/@@add-comment', {'author': 'Ann', 'text': 'Hi'})
     response = app.get('/folder/page')
     assert not is_hit(response) and 'Hi' in response.text
+
+
+def test_a_storage_that_does_not_poll_checks_the_serials_of_each_hit(
+        make_testapp, monkeypatch):
+    from zope.pipeline.zodb.responsecache import SharedPoll
+    app = make_testapp(SITE_ZCML, settings(''))     # MappingStorage
+    monkeypatch.setattr(SharedPoll, 'sync', None)   # never polled
+    stored(app, '/folder/page')
+    assert is_hit(app.get('/folder/page'))
+    app.post('/folder/page/@@add-comment', {'author': 'Ann', 'text': 'Hi'})
+    response = app.get('/folder/page')
+    assert not is_hit(response) and 'Hi' in response.text
+    again = app.get('/folder/page')
+    assert is_hit(again) and 'Hi' in again.text
 
 
 def test_the_counter_page_follows_each_increment(app, other):

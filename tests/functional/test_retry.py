@@ -443,7 +443,7 @@ def test_absurdly_large_content_length_gets_413(outer_app, max_body):
 
 
 def test_errors_the_retry_stage_retries():
-    from zope.pipeline.errors import is_transient
+    from zope.pipeline.http.errors import is_transient
     assert is_transient(ConflictError())
     assert is_transient(transaction.interfaces.TransientError())
     assert is_transient(Retry())

@@ -1,5 +1,6 @@
 """The workaround for the memory leak of zope.security's C checker
-(zope.pipeline.security): the leak is real, the workaround ends it, and
+(zope.pipeline.security.checkerleak): the leak is real, the workaround ends it,
+and
 every security check answers as it did before.
 
 Leaks are counted with ``sys.getallocatedblocks()`` (Python's own count of
@@ -25,12 +26,12 @@ from zope.security.interfaces import ForbiddenAttribute
 from zope.security.interfaces import Unauthorized
 from zope.security.testing import interaction
 
-from zope.pipeline import security
 from zope.pipeline.app import make_app
 from zope.pipeline.metrics import runtime as metrics_runtime
+from zope.pipeline.security import checkerleak
 
 C_ONLY = pytest.mark.skipif(
-    not security.c_checker_in_use(),
+    not checkerleak.c_checker_in_use(),
     reason='the leak is in the C checker; PURE_PYTHON=1 does not load it')
 
 ACCESSES = 10000
@@ -122,7 +123,7 @@ def test_proxy_class_access_leaks_without_the_workaround_and_not_with_it():
     assert blocks_leaked_by(lambda: proxy.__class__) >= ACCESSES
     assert blocks_leaked_by(lambda: proxy.x) < CLEAN_BOUND
 
-    security.make_available_names_public(
+    checkerleak.make_available_names_public(
         security_checker.getChecker(proxy))
 
     assert blocks_leaked_by(lambda: proxy.__class__) < CLEAN_BOUND
@@ -136,7 +137,7 @@ def test_checking_a_name_available_by_default_stops_leaking(name):
     check = functools.partial(checker.check, content, name)
     assert blocks_leaked_by(check, 1000) >= 1000
 
-    security.make_available_names_public(checker)
+    checkerleak.make_available_names_public(checker)
 
     assert blocks_leaked_by(check, 1000) < 10
 
@@ -146,7 +147,7 @@ def test_proxy_repr_stops_leaking():
     proxy = ProxyFactory(Content(), NamesChecker(('x',)))
     assert blocks_leaked_by(lambda: repr(proxy)) >= ACCESSES
 
-    security.make_available_names_public(security_checker.getChecker(proxy))
+    checkerleak.make_available_names_public(security_checker.getChecker(proxy))
 
     assert blocks_leaked_by(lambda: repr(proxy)) < CLEAN_BOUND
 
@@ -176,7 +177,7 @@ def test_every_check_answers_as_before_the_workaround(clean_zope):
     proxy = ProxyFactory(Content(), content_checker())
     before = answers(proxy)
 
-    assert security.make_available_names_public(
+    assert checkerleak.make_available_names_public(
         security_checker.getChecker(proxy))
 
     assert answers(proxy) == before == SEMANTICS
@@ -184,7 +185,7 @@ def test_every_check_answers_as_before_the_workaround(clean_zope):
 
 def test_an_explicit_permission_on_a_default_name_is_kept(clean_zope):
     checker = content_checker()
-    security.make_available_names_public(checker)
+    checkerleak.make_available_names_public(checker)
     assert checker.get_permissions['__name__'] == 'zope.ManageContent'
     assert checker.get_permissions['__parent__'] is CheckerPublic
     assert 'y' not in checker.get_permissions
@@ -197,8 +198,8 @@ def test_an_explicit_permission_on_a_default_name_is_kept(clean_zope):
 
 def test_a_checker_patched_twice_does_not_change_again():
     checker = content_checker()
-    assert security.make_available_names_public(checker)
-    assert not security.make_available_names_public(checker)
+    assert checkerleak.make_available_names_public(checker)
+    assert not checkerleak.make_available_names_public(checker)
 
 
 # -- which checkers
@@ -210,9 +211,10 @@ def test_apply_patches_registered_and_unregistered_checkers(clean_zope,
     registered = content_checker()
     defineChecker(Content, registered)
     held_in_a_closure = NamesChecker(('x',))
-    caplog.set_level(logging.DEBUG, logger='zope.pipeline.security')
+    caplog.set_level(logging.DEBUG,
+                     logger='zope.pipeline.security.checkerleak')
 
-    patched = security.apply()
+    patched = checkerleak.apply()
 
     for checker in (registered, held_in_a_closure,
                     security_checker._defaultChecker):
@@ -222,7 +224,7 @@ def test_apply_patches_registered_and_unregistered_checkers(clean_zope,
         'zope.security C checker leak workaround: names available by '
         'default made explicit on %d checkers' % patched]
     assert caplog.records[0].levelno == logging.DEBUG
-    assert security.apply() == 0
+    assert checkerleak.apply() == 0
 
 
 class OwnChecker(security_checker.Checker):
@@ -233,7 +235,7 @@ class OwnChecker(security_checker.Checker):
 def test_apply_patches_subclass_checkers_and_skips_proxies(clean_zope):
     own = OwnChecker({'x': CheckerPublic})
     proxy = ProxyFactory(Content(), NamesChecker(('x',)))
-    security.apply()
+    checkerleak.apply()
     assert own.get_permissions['__class__'] is CheckerPublic
     assert security_checker.getChecker(proxy).get_permissions[
         '__class__'] is CheckerPublic
@@ -242,7 +244,7 @@ def test_apply_patches_subclass_checkers_and_skips_proxies(clean_zope):
 @C_ONLY
 def test_a_combined_checker_made_later_shares_the_patched_names():
     first = NamesChecker(('x',))
-    security.apply()
+    checkerleak.apply()
     combined = CombinedChecker(first, NamesChecker(('y',)))
     assert combined.get_permissions is first.get_permissions
     with names_reaching_the_leaking_branch() as names:
@@ -255,9 +257,9 @@ def test_apply_does_nothing_without_the_c_checker(monkeypatch, caplog):
     monkeypatch.setattr(security_checker, 'Checker',
                         security_checker.CheckerPy)
     checker = security_checker.CheckerPy({'x': CheckerPublic})
-    caplog.set_level(logging.INFO, logger='zope.pipeline.security')
-    assert not security.c_checker_in_use()
-    assert security.apply() == 0
+    caplog.set_level(logging.INFO, logger='zope.pipeline.security.checkerleak')
+    assert not checkerleak.c_checker_in_use()
+    assert checkerleak.apply() == 0
     assert checker.get_permissions == {'x': CheckerPublic}
     assert caplog.messages == []
 

@@ -9,9 +9,9 @@ import xmlrpc.client
 
 import pytest
 
-from zope.pipeline.contract import contract_of
+from zope.pipeline.engine.contract import contract_of
+from zope.pipeline.engine.publisher import Publisher
 from zope.pipeline.environ import from_server
-from zope.pipeline.publisher import Publisher
 
 from fixtures.testing import EDITOR
 from fixtures.testing import basic_auth
@@ -210,6 +210,7 @@ def browse(app):
              headers={'Origin': 'http://localhost'})         # csrf checks
     app.head('/folder/doc')
     app.get('/_metrics', status='*')                         # the endpoint
+    app.get('/_ready')                                       # readiness
     app.post('/folder/doc/rpc', xmlrpc.client.dumps((), 'title'),
              content_type='text/xml')                        # xmlrpc
     app.put('/folder/doc', b'Put here.', headers=basic_auth(*EDITOR),

@@ -15,8 +15,8 @@ from relstorage.adapters.mysql.schema import MySQLVersionDetector
 from ZODB.MappingStorage import MappingStorage
 from zope.configuration.exceptions import ConfigurationError
 
-from zope.pipeline import compat
-from zope.pipeline import storage
+from zope.pipeline.zodb import compat
+from zope.pipeline.zodb import storage
 
 from . import inner
 
@@ -306,7 +306,7 @@ def test_database_inherited_from_another_process_is_replaced_not_closed(
                                        storage.create_root_folder)
     inherited = database.get()
     database.pid = -1  # as ``get`` sees it in a child after fork
-    with caplog.at_level('INFO', logger='zope.pipeline.storage'):
+    with caplog.at_level('INFO', logger='zope.pipeline.zodb.storage'):
         own = database.get()
     try:
         assert own is not inherited

@@ -19,11 +19,11 @@ import sqlite3
 import pytest
 from conftest import need
 
-from zope.pipeline.errors import STORAGE_FULL_MESSAGE
-from zope.pipeline.errors import is_storage_full
-from zope.pipeline.errors import is_transient
-from zope.pipeline.errors import is_unavailable
-from zope.pipeline.errors import is_unreachable
+from zope.pipeline.http.errors import STORAGE_FULL_MESSAGE
+from zope.pipeline.http.errors import is_storage_full
+from zope.pipeline.http.errors import is_transient
+from zope.pipeline.http.errors import is_unavailable
+from zope.pipeline.http.errors import is_unreachable
 
 from . import inner
 
@@ -193,7 +193,7 @@ def test_full_storage_when_the_transaction_begins_is_503_from_retry(
 
 
 def test_the_second_phase_filter_lets_every_other_record_through():
-    from zope.pipeline.errors import ReportedSecondPhaseFailure
+    from zope.pipeline.http.errors import ReportedSecondPhaseFailure
     keep = ReportedSecondPhaseFailure().filter
 
     def record(level, message):

@@ -19,9 +19,9 @@ import pytest
 from conftest import need
 from zope.publisher.interfaces import Retry
 
-from zope.pipeline import storage
-from zope.pipeline.errors import is_transient
-from zope.pipeline.errors import is_unavailable
+from zope.pipeline.http.errors import is_transient
+from zope.pipeline.http.errors import is_unavailable
+from zope.pipeline.zodb import storage
 
 from . import inner
 
@@ -353,13 +353,13 @@ def test_process_starting_while_the_database_is_unreachable_starts_anyway(
     # instead of failing the WSGI script, which mod_wsgi would import again,
     # and fail with a 500, at every request.
     need(MySQLdb is not None, 'mysqlclient (the mysql extra) is missing')
-    from zope.pipeline.startup import open_databases
+    from zope.pipeline.serving.startup import open_databases
     config = unreachable_config(tmp_path)
     app = inner.build(make_testapp, tmp_path, open_root__zodb_config=config)
     caplog.clear()
     open_databases(app.app, at_start=True)
     [record] = [record for record in caplog.records
-                if record.name == 'zope.pipeline.storage']
+                if record.name == 'zope.pipeline.zodb.storage']
     assert record.levelno == logging.WARNING and record.exc_info is None
     assert 'could not open the database of %s at its start' % config in \
         record.getMessage()
@@ -412,7 +412,7 @@ def test_a_last_attempt_conflict_whose_error_page_finds_the_database_gone(
         'POST /folder/doc/@@fail: the database is unavailable '
         '(OperationalError: (2013, ')
     # No traceback of zope.pipeline's (ZODB's own record of the failed
-    # load is put on one line by zope.pipeline.logtext.Formatter).
+    # load is put on one line by zope.pipeline.http.logtext.Formatter).
     assert not [record for record in caplog.records
                 if record.name.startswith('zope.pipeline') and
                 record.exc_info]

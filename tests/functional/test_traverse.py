@@ -209,7 +209,7 @@ def test_without_publishing_traversers_names_are_not_found(clean_zope):
     from zope.publisher.browser import TestRequest
     from zope.publisher.interfaces import NotFound
 
-    from zope.pipeline.traversers import Traversal
+    from zope.pipeline.publishing.traversers import Traversal
 
     environ = {}
     traversal = Traversal([], environ, 'context')

@@ -1,4 +1,4 @@
-"""The view-checked security model (zope.pipeline.securitymodels): content
+"""The view-checked security model (zope.pipeline.security.models): content
 that declares no security, as Grok's models, is traversed and used bare;
 the published view's permission is checked once, when it is called
 (tests/functional/viewchecked/site.zcml)."""

@@ -1,6 +1,7 @@
-"""The pieces of the multi-host test (test_multi_host.py): app hosts in
-network namespaces, a MariaDB primary and its GTID replica, HAProxy in
-front, and a bounded write+read load through it.
+"""The pieces of the multi-host test (test_multi_host.py): app hosts, a
+MariaDB primary and its GTID replica, and HAProxy in front, each in its
+own network namespace on one bridge, and a bounded write+read load
+through the balancer.
 
 Every piece is a context manager that removes what it made (namespace,
 veth pair, process, data directory) on the way out, whatever happened.
@@ -20,14 +21,20 @@ import time
 from tests.integration import support
 from tests.integration.private_mariadb import PrivateMariaDB
 
-#: The addresses of the test: RFC 2544's benchmarking range, on the veth
-#: pairs only (no route leads anywhere else).  Host i: 198.18.i.1 on the
-#: root namespace's end (where MariaDB and HAProxy are), 198.18.i.2 in its
-#: own namespace (where its Apache listens).
-NETWORK = '198.18.%d.%d'
+#: The addresses of the test: RFC 2544's benchmarking range, on one
+#: bridge only (no route leads anywhere else).  Every machine of the
+#: topology is a network namespace on the bridge, with its own address:
+#: the app hosts 198.18.0.11, .12..., the primary .21, the replica .22,
+#: the balancer .30; the root namespace, where the test and its clients
+#: run, is on the bridge too, as 198.18.0.1.
+NETWORK = '198.18.0.%d'
+ROOT_ADDRESS = NETWORK % 1
+HOST_BASE, PRIMARY, REPLICA, BALANCER = 10, 21, 22, 30
 HAPROXY = shutil.which('haproxy') or shutil.which('haproxy',
                                                   path='/usr/sbin')
 COUNTER = '/counter'
+#: The readiness answer of zope.pipeline (the readiness stage).
+READY = '/_ready'
 INCREMENT = '/counter/@@increment'
 PAGE = support.PAGE
 ADD_COMMENT = PAGE + '/@@add-comment'
@@ -39,50 +46,103 @@ def run(*command, check=True):
                           timeout=30, check=check)
 
 
-# -- hosts: a network namespace each
+# -- machines: a network namespace each, on one bridge
 
 
 class Namespace:
-    """A network namespace joined to the root one by a veth pair:
-    ``gateway`` (root side) and ``address`` (inside)."""
+    """A network namespace, removed (with its links) on the way out."""
 
-    def __init__(self, index, token):
-        self.index = index
-        self.name = 'zp44-%s-%d' % (token, index)
-        self.outer = 'zp%s%da' % (token, index)
-        self.inner = 'zp%s%db' % (token, index)
-        self.gateway = NETWORK % (index, 1)
-        self.address = NETWORK % (index, 2)
+    def __init__(self, name):
+        self.name = name
 
     def __enter__(self):
         try:
             run('ip', 'netns', 'add', self.name)
-            run('ip', 'link', 'add', self.outer, 'type', 'veth', 'peer',
-                'name', self.inner)
-            run('ip', 'link', 'set', self.inner, 'netns', self.name)
-            run('ip', 'addr', 'add', self.gateway + '/24', 'dev', self.outer)
-            run('ip', 'link', 'set', self.outer, 'up')
-            inside = ('ip', 'netns', 'exec', self.name)
-            run(*inside, 'ip', 'addr', 'add', self.address + '/24', 'dev',
-                self.inner)
-            run(*inside, 'ip', 'link', 'set', self.inner, 'up')
-            run(*inside, 'ip', 'link', 'set', 'lo', 'up')
+            self.set_up()
         except BaseException:
             self.destroy()
             raise
         return self
 
+    def set_up(self):
+        self.inside('ip', 'link', 'set', 'lo', 'up')
+
+    def inside(self, *command):
+        return run('ip', 'netns', 'exec', self.name, *command)
+
     def __exit__(self, *exc_info):
         self.destroy()
 
     def destroy(self):
-        # Deleting the namespace deletes its end of the pair, and so the
-        # pair; the link is deleted too when the namespace never got it.
+        # Deleting a namespace deletes its links, and so the other end
+        # of each veth pair.
         run('ip', 'netns', 'del', self.name, check=False)
-        run('ip', 'link', 'del', self.outer, check=False)
 
     def exists(self):
         return self.name in run('ip', 'netns', 'list').stdout.split()
+
+
+class Lan(Namespace):
+    """The network of the test: a bridge in a namespace of its own (so no
+    firewall rule of the root namespace applies to it), and the root
+    namespace's link to it (``ROOT_ADDRESS``)."""
+
+    BRIDGE = 'br0'
+
+    def __init__(self, token):
+        super().__init__('zp44-%s-lan' % token)
+        self.token = token
+        self.outer = 'zp%s0a' % token
+
+    def set_up(self):
+        super().set_up()
+        self.inside('ip', 'link', 'add', self.BRIDGE, 'type', 'bridge')
+        self.inside('ip', 'link', 'set', self.BRIDGE, 'up')
+        self.plug(self.outer, 'zp%s0b' % self.token)
+        run('ip', 'addr', 'add', ROOT_ADDRESS + '/24', 'dev', self.outer)
+        run('ip', 'link', 'set', self.outer, 'up')
+
+    def plug(self, outer, inner):
+        """A veth pair ``outer``/``inner`` made here, ``inner`` on the
+        bridge; ``outer`` is left to move."""
+        run('ip', 'link', 'add', outer, 'type', 'veth', 'peer', 'name',
+            inner)
+        run('ip', 'link', 'set', inner, 'netns', self.name)
+        self.inside('ip', 'link', 'set', inner, 'master', self.BRIDGE)
+        self.inside('ip', 'link', 'set', inner, 'up')
+
+    def destroy(self):
+        super().destroy()
+        # The root's end, when the namespace never got the other.
+        run('ip', 'link', 'del', self.outer, check=False)
+
+
+class Machine(Namespace):
+    """A machine on the lan: a namespace with one link to the bridge,
+    ``address`` on it."""
+
+    def __init__(self, lan, role, number):
+        super().__init__('zp44-%s-%s' % (lan.token, role))
+        self.lan = lan
+        self.index = number
+        self.address = NETWORK % number
+        self.link = 'zp%s%d' % (lan.token, number)
+
+    def set_up(self):
+        super().set_up()
+        self.lan.plug(self.link, self.link + 'b')
+        run('ip', 'link', 'set', self.link, 'netns', self.name)
+        self.inside('ip', 'addr', 'add', self.address + '/24', 'dev',
+                    self.link)
+        self.inside('ip', 'link', 'set', self.link, 'up')
+
+    def destroy(self):
+        super().destroy()
+        run('ip', 'link', 'del', self.link, check=False)
+
+    def command(self, command):
+        """``command`` run in this machine."""
+        return ['ip', 'netns', 'exec', self.name] + list(command)
 
 
 class AppHost(support.ModWsgiServer):
@@ -95,8 +155,8 @@ class AppHost(support.ModWsgiServer):
         self.namespace = namespace
 
     def command(self):
-        return (['ip', 'netns', 'exec', self.namespace.name]
-                + super().command() + ['--host', self.namespace.address])
+        return self.namespace.command(
+            super().command() + ['--host', self.namespace.address])
 
     def wait_until_serving(self, timeout):
         deadline = time.monotonic() + timeout
@@ -162,6 +222,7 @@ ZCONFIG = '''\
       connect_timeout 2
       read_timeout 3
       write_timeout 3
+      replica_catch_up 2
     </mysql-with-timeouts>
   </relstorage>
 </zodb>
@@ -179,24 +240,38 @@ REPLICA_KEYS = '''\
 '''
 
 
+#: Milliseconds a commit waits for the replica's acknowledgement before
+#: the primary goes on without it (asynchronous until it caught up).
+SEMI_SYNC_TIMEOUT = 1000
+
+
 class Replication:
     """A private primary (binary log, server id 1) and a read-only replica
-    (server id 2) replicating from it with GTIDs, listening on loopback
-    and on the root side of every host's veth pair."""
+    (server id 2) replicating from it with GTIDs, each in its machine on
+    the lan."""
 
-    def __init__(self, addresses):
-        bind = '--bind-address=' + ','.join(['127.0.0.1'] + list(addresses))
-        self.primary = PrivateMariaDB(options=[
-            bind, '--server-id=1', '--log-bin=primary-bin',
-            '--binlog-format=ROW'])
-        self.replica = PrivateMariaDB(options=[
-            bind, '--server-id=2', '--read-only=ON',
-            '--relay-log=replica-relay'])
+    def __init__(self, lan):
+        self.machines = [Machine(lan, 'primary', PRIMARY),
+                         Machine(lan, 'replica', REPLICA)]
+        # Semi-synchronous, waiting after the binary log's sync: a commit
+        # is visible (and acknowledged) only once the replica has
+        # received it; without the replica's answer within
+        # SEMI_SYNC_TIMEOUT, asynchronous until it has caught up again.
+        self.primary = PrivateMariaDB(machine=self.machines[0], options=[
+            '--server-id=1', '--log-bin=primary-bin',
+            '--binlog-format=ROW', '--rpl-semi-sync-master-enabled=ON',
+            '--rpl-semi-sync-master-wait-point=AFTER_SYNC',
+            '--rpl-semi-sync-master-timeout=%d' % SEMI_SYNC_TIMEOUT])
+        self.replica = PrivateMariaDB(machine=self.machines[1], options=[
+            '--server-id=2', '--read-only=ON',
+            '--relay-log=replica-relay', '--rpl-semi-sync-slave-enabled=ON'])
         self.repl_password = secrets.token_hex(12)
 
     def __enter__(self):
         stack = contextlib.ExitStack()
         with stack:
+            for machine in self.machines:
+                stack.enter_context(machine)
             stack.enter_context(self.primary)
             stack.enter_context(self.replica)
             self.start_replication()
@@ -207,30 +282,34 @@ class Replication:
         self._stack.close()
 
     def start_replication(self):
-        primary = self.primary
+        primary, replica = self.primary, self.replica
         # What mariadb-install-db wrote is on both: start the binary log
         # afresh, so the replica begins at an empty GTID position.
         primary.execute('RESET MASTER')
-        primary.execute("CREATE USER 'repl'@'127.0.0.1' IDENTIFIED BY %s",
-                        self.repl_password)
-        primary.execute("GRANT REPLICATION SLAVE ON *.* TO "
-                        "'repl'@'127.0.0.1'")
-        self.replica.execute(
-            "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%d, "
+        primary.execute("CREATE USER 'repl'@'%s' IDENTIFIED BY %%s"
+                        % replica.address, self.repl_password)
+        primary.execute("GRANT REPLICATION SLAVE ON *.* TO 'repl'@'%s'"
+                        % replica.address)
+        replica.execute(
+            "CHANGE MASTER TO MASTER_HOST='%s', MASTER_PORT=%d, "
             "MASTER_USER='repl', MASTER_PASSWORD='%s', "
             "MASTER_CONNECT_RETRY=1, MASTER_USE_GTID=slave_pos"
-            % (primary.port, self.repl_password))
-        self.replica.execute('START SLAVE')
+            % (primary.address, primary.port, self.repl_password))
+        replica.execute('START SLAVE')
 
     def create_database(self, name, password, hosts):
-        """The database and its user (from loopback and the hosts'
-        addresses), on the primary: the replica gets them by replication."""
+        """The database and its user (from the root namespace, where the
+        test checks what is stored, and the hosts' addresses), on the
+        primary: the replica gets them by replication."""
         self.primary.execute('CREATE DATABASE `%s`' % name)
-        for host in ['127.0.0.1'] + list(hosts):
+        for host in [ROOT_ADDRESS] + list(hosts):
             self.primary.execute("CREATE USER '%s'@'%s' IDENTIFIED BY %%s"
                                  % (name, host), password)
             self.primary.execute("GRANT ALL ON `%s`.* TO '%s'@'%s'"
                                  % (name, name, host))
+            # SHOW SLAVE STATUS, for replica_catch_up.
+            self.primary.execute("GRANT SLAVE MONITOR ON *.* TO '%s'@'%s'"
+                                 % (name, host))
 
     def positions(self):
         """(the primary's GTID binlog position, the replica's)."""
@@ -250,6 +329,12 @@ class Replication:
                                      % (replica, primary,
                                         self.replica_status()))
             time.sleep(0.1)
+
+    def semi_synchronous(self):
+        """Whether the primary waits for the replica at each commit now."""
+        (_, value), = self.primary.execute(
+            "SHOW STATUS LIKE 'Rpl_semi_sync_master_status'")
+        return value == 'ON'
 
     def replica_status(self):
         connection = self.replica.admin()
@@ -291,15 +376,17 @@ defaults
     option redispatch
 
 frontend site
-    bind 127.0.0.1:%(port)d
+    bind %(address)s:%(port)d
     default_backend apps
 
 backend apps
     balance roundrobin
-    # A host is in rotation while its page answers 200: a daemon loading
-    # the site, or a database it cannot open, answers 503 or nothing.
+    # A host is in rotation while its readiness answer is 200: a daemon
+    # loading the site answers nothing, one whose database is closed or
+    # whose server is out of rotation (zope-pipeline restart
+    # --leave-rotation) answers 503.
     option httpchk
-    http-check send meth GET uri %(page)s ver HTTP/1.1 hdr Host 127.0.0.1
+    http-check send meth GET uri %(ready)s ver HTTP/1.1 hdr Host 127.0.0.1
     http-check expect status 200
     default-server inter 500ms fastinter 250ms fall 2 rise 2
 %(servers)s
@@ -307,11 +394,13 @@ backend apps
 
 
 class Balancer:
-    """HAProxy in the root namespace, on 127.0.0.1, in front of the
-    hosts; its admin socket drains and readies them."""
+    """HAProxy in its machine on the lan, in front of the hosts; the test
+    reads its state through its admin socket."""
 
-    def __init__(self, directory, hosts):
+    def __init__(self, directory, hosts, lan):
         self.directory = directory
+        self.machine = Machine(lan, 'balancer', BALANCER)
+        self.address = self.machine.address
         self.port = support.free_port()
         self.socket = os.path.join(directory, 'haproxy.sock')
         self.config = os.path.join(directory, 'haproxy.cfg')
@@ -322,18 +411,20 @@ class Balancer:
     def __enter__(self):
         servers = ''.join(
             '    server app%d %s:%d check\n' % (
-                host.namespace.index, host.namespace.address, host.port)
-            for host in self.hosts)
+                number, host.namespace.address, host.port)
+            for number, host in enumerate(self.hosts, 1))
         with open(self.config, 'w') as stream:
             stream.write(HAPROXY_CONFIG % {
-                'socket': self.socket, 'port': self.port, 'page': PAGE,
-                'servers': servers})
-        with open(self.log_path, 'ab') as log:
-            self.process = subprocess.Popen(
-                [HAPROXY, '-db', '-f', self.config], stdout=log,
-                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True)
+                'socket': self.socket, 'address': self.address,
+                'port': self.port, 'ready': READY, 'servers': servers})
+        self.machine.__enter__()
         try:
+            with open(self.log_path, 'ab') as log:
+                self.process = subprocess.Popen(
+                    self.machine.command([HAPROXY, '-db', '-f',
+                                          self.config]),
+                    stdout=log, stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL, start_new_session=True)
             self.wait_for(lambda states: all(
                 state == 'UP' for state in states.values()), 30)
         except BaseException:
@@ -348,6 +439,7 @@ class Balancer:
         if self.process is not None and self.process.poll() is None:
             support.kill_session(self.process.pid)
             self.process.wait(10)
+        self.machine.destroy()
 
     def command(self, line):
         with socket.socket(socket.AF_UNIX) as connection:
@@ -363,6 +455,15 @@ class Balancer:
 
     def stats(self):
         """{server name: (status, current sessions)} of the backend."""
+        return {name: (row['status'], int(row['scur'] or 0))
+                for name, row in self.rows().items()}
+
+    def sessions(self, name):
+        """How many requests the balancer has sent server ``name``."""
+        return int(self.rows()[name]['stot'] or 0)
+
+    def rows(self):
+        """{server name: its row of `show stat`} of the backend."""
         lines = self.command('show stat').splitlines()
         names = lines[0].lstrip('# ').split(',')
         found = {}
@@ -370,7 +471,7 @@ class Balancer:
             row = dict(zip(names, line.split(',')))
             name = row.get('svname', '')
             if row.get('pxname') == 'apps' and name.startswith('app'):
-                found[row['svname']] = (row['status'], int(row['scur'] or 0))
+                found[name] = row
         return found
 
     def wait_for(self, condition, timeout):
@@ -390,18 +491,6 @@ class Balancer:
                 raise AssertionError('haproxy: %s after %d s' % (states,
                                                                  timeout))
             time.sleep(0.1)
-
-    def drain(self, name, timeout=30):
-        """Take ``name`` out of rotation; wait until its requests ended."""
-        self.command('set server apps/%s state drain' % name)
-        started = time.monotonic()
-        while self.stats()[name][1] and (time.monotonic() - started
-                                         < timeout):
-            time.sleep(0.05)
-        return time.monotonic() - started
-
-    def ready(self, name):
-        self.command('set server apps/%s state ready' % name)
 
     def log(self):
         with open(self.log_path, errors='replace') as stream:
@@ -441,7 +530,8 @@ class Client:
         started = time.monotonic()
         try:
             status, headers, text = request(
-                '127.0.0.1', self.load.port, method, path, body, headers)
+                self.load.address, self.load.port, method, path, body,
+                headers)
         except OSError as error:
             status, headers, text = type(error).__name__, {}, ''
         self.records.append((status, time.monotonic() - started))
@@ -499,9 +589,11 @@ class Client:
 
 
 class Load:
-    """``clients`` clients through the balancer until the block ends."""
+    """``clients`` clients through the balancer (``address``:``port``)
+    until the block ends."""
 
-    def __init__(self, port, label, clients=4, pause=0.05):
+    def __init__(self, address, port, label, clients=4, pause=0.05):
+        self.address = address
         self.port = port
         self.label = label
         self.pause = pause

@@ -71,8 +71,14 @@ def need_private_mariadb():
 class PrivateMariaDB:
     """One private MariaDB server in a temporary directory."""
 
-    def __init__(self, port=None, options=(), datadir_size=None):
+    def __init__(self, port=None, options=(), datadir_size=None,
+                 machine=None):
         self.port = port or support.free_port()
+        #: The network namespace it runs in (``command(argv)`` and
+        #: ``address``, tests/integration/multi_host.py's ``Machine``),
+        #: or None: this one, on loopback.
+        self.machine = machine
+        self.address = machine.address if machine else '127.0.0.1'
         #: Server options beyond OPTIONS (install and start).
         self.options = tuple(options)
         #: The size of the tmpfs holding the data directory, or None.
@@ -156,12 +162,14 @@ class PrivateMariaDB:
                                  % (result.stdout, result.stderr))
 
     def command(self):
-        return [SERVER, '--no-defaults', '--datadir=' + self.datadir,
+        command = [
+                SERVER, '--no-defaults', '--datadir=' + self.datadir,
                 '--socket=' + self.socket, '--port=%d' % self.port,
-                '--bind-address=127.0.0.1',
+                '--bind-address=' + self.address,
                 '--pid-file=' + os.path.join(self.directory, 'mariadbd.pid'),
                 '--log-error=' + self.log_path,
                 '--user=' + self.user] + self.server_options()
+        return self.machine.command(command) if self.machine else command
 
     def server_options(self):
         return list(OPTIONS) + list(self.options)
@@ -185,8 +193,12 @@ class PrivateMariaDB:
                                      % (self.process.returncode,
                                         self.log()[-3000:]))
             try:
-                connection = MySQLdb.connect(host='127.0.0.1', port=self.port,
-                                             user='root', connect_timeout=2)
+                # In a namespace, root may connect only through the
+                # socket (root@localhost).
+                where = ({'unix_socket': self.socket} if self.machine else
+                         {'host': '127.0.0.1', 'port': self.port})
+                connection = MySQLdb.connect(user='root', connect_timeout=2,
+                                             **where)
             except MySQLdb.Error:
                 if time.monotonic() > deadline:
                     raise AssertionError(

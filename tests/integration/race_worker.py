@@ -10,8 +10,8 @@ import time
 
 
 def main(config_path, start_at):
-    from zope.pipeline import storage
     from zope.pipeline.sample.content import populate
+    from zope.pipeline.zodb import storage
     database = storage.database_for(config_path, populate=populate)
     while time.time() < start_at:
         time.sleep(0.001)

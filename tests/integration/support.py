@@ -104,7 +104,7 @@ args = (sys.stderr,)
 formatter = plain
 
 [formatter_plain]
-class = zope.pipeline.logtext.Formatter
+class = zope.pipeline.http.logtext.Formatter
 format = %%(levelname)s [%%(name)s] pid %%(process)d: %%(message)s
 '''
 
@@ -478,7 +478,7 @@ def initialized_mysql_site(settings=None, site_zcml=SITE_ZCML):
 def stored_comments(config_path):
     """(the sample page's comment texts, its comment count), read from the
     database itself rather than through a server."""
-    from zope.pipeline import storage
+    from zope.pipeline.zodb import storage
     db = storage.open_database(config_path)
     try:
         connection = db.open()

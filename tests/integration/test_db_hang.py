@@ -28,7 +28,7 @@ read timeouts end the waits.  It proves that:
 The crash: the test kills ``mariadbd`` (SIGKILL) while commits run and
 starts it again.  The log has no multi-line traceback: RelStorage's and
 the transaction package's records each take one line
-(``zope.pipeline.logtext.Formatter``), zope.pipeline logs one line per
+(``zope.pipeline.http.logtext.Formatter``), zope.pipeline logs one line per
 503.  Which RelStorage records a crash under load produces depends on
 where each request was; the last test kills the server between a
 request's poll and its commit, in process, with etc/deploy-mysql.ini's
@@ -297,7 +297,7 @@ def shipped_logging():
     import io
     import logging
 
-    from zope.pipeline.startup import configure_logging
+    from zope.pipeline.serving.startup import configure_logging
     names = ('', 'zope.pipeline', 'relstorage.adapters.mysql.connmanager')
     saved = [(logging.getLogger(name), logging.getLogger(name).level,
               list(logging.getLogger(name).handlers),
@@ -327,7 +327,7 @@ def test_database_killed_mid_request_logs_relstorage_lines_on_one_line(
     # shipped logging configuration the others take one line each.
     import transaction
 
-    from zope.pipeline import storage
+    from zope.pipeline.zodb import storage
     mariadb, site = hang_site
     db = storage.open_database(site.zconfig)
     try:

@@ -31,8 +31,8 @@ import urllib.parse
 
 import pytest
 
-from zope.pipeline import storage
 from zope.pipeline.sample import COMMENTS_FORM
+from zope.pipeline.zodb import storage
 
 from tests.integration import reliability_report
 from tests.integration import support

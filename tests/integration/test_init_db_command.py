@@ -211,7 +211,7 @@ def test_an_unreachable_server_is_named():
 
 def test_the_password_from_the_environment_goes_to_the_option_file(
         tmp_path, monkeypatch):
-    from zope.pipeline.credentials import option_file_password
+    from zope.pipeline.security.credentials import option_file_password
     option_file = str(tmp_path / 'var' / 'mysql-client.cnf')
     monkeypatch.setenv('ZOPE_PIPELINE_DB_PASSWORD', 'a-long-password')
     assert init_db.database_password(options(), target(

@@ -2,7 +2,9 @@
 the clone, as a new user installs it: `zope-pipeline create` writes a
 project there, the project installs, its development deployment serves
 its front page (200) with waitress, and its tests pass with the command
-its README names.
+its README names; built as a wheel and installed (not editable), it is
+served with `serve --reload`, which follows edits of the installed
+package's template and ZCML.
 
 Offline and quick: the sdist is built from the clone and the wheel from
 the sdist (``python -m build --no-isolation``, the setuptools of this
@@ -14,26 +16,36 @@ files, so the clone's editable install is not seen)."""
 
 import os
 import pathlib
+import queue
 import re
 import subprocess
 import sys
 import sysconfig
 import tarfile
+import threading
+import time
 import zipfile
 
 import pytest
 
 from tests.conftest import ROOT
 from tests.integration import support
+from tests.integration import test_serve_reload as serve_reload
+
+
+def clean_environment():
+    """This process's environment without what names the clone or this
+    virtualenv."""
+    return {key: value for key, value in os.environ.items()
+            if key not in ('PYTHONPATH', 'VIRTUAL_ENV', 'PYTHONHOME')}
 
 
 def run(command, cwd, timeout=300):
     """Run ``command`` in ``cwd`` with an environment that names neither
     the clone nor this virtualenv; fail with its output unless it
     succeeds."""
-    env = {key: value for key, value in os.environ.items()
-           if key not in ('PYTHONPATH', 'VIRTUAL_ENV', 'PYTHONHOME')}
-    done = subprocess.run([str(part) for part in command], cwd=cwd, env=env,
+    done = subprocess.run([str(part) for part in command], cwd=cwd,
+                          env=clean_environment(),
                           capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, '%s\n%s\n%s' % (command, done.stdout,
                                                   done.stderr)
@@ -158,3 +170,70 @@ def serve_front_page(bin_directory, project):
         server.terminate()
         server.wait(timeout=30)
 
+
+
+def test_a_project_installed_from_its_wheel_reloads_its_template_and_zcml(
+        fresh_venv):
+    """The created project built as a wheel and installed (not editable):
+    `serve --reload` of its development ini reads an edit of the
+    installed package's template at the next render, and starts again on
+    an edit of the installed package's ZCML (the configuration read that
+    file)."""
+    bin_directory = fresh_venv / 'bin'
+    home = fresh_venv.parent
+    run([bin_directory / 'zope-pipeline', 'create', 'wheelsite'], home)
+    project = home / 'wheelsite'
+    run([bin_directory / 'python', '-m', 'build', '--no-isolation',
+         '--wheel', '--outdir', home / 'project-dist', project], home)
+    (wheel,) = (home / 'project-dist').glob('wheelsite-*.whl')
+    run([bin_directory / 'python', '-m', 'pip', 'install', '--no-deps',
+         '--no-index', wheel], home)
+    package = pathlib.Path(run(
+        [bin_directory / 'python', '-c',
+         'import os, wheelsite; print(os.path.dirname(wheelsite.__file__))'],
+        home).stdout.strip())
+    assert package.is_relative_to(fresh_venv), package  # installed, a copy
+    server, port, lines = start_reloading(bin_directory, project)
+    try:
+        serve_reload.wait_for_line(lines, 'Serving on')
+        serve_reload.body_when(port, '/', 'Add a document')
+        template = package / 'templates' / 'front.pt'
+        template.write_text(template.read_text().replace(
+            'Add a document', 'Write a document'))
+        later = time.time() + 5  # a later modification time: read again
+        os.utime(template, (later, later))
+        serve_reload.body_when(port, '/', 'Write a document', seconds=10)
+        assert support.request(port, '/@@welcome.html')[0] == 404
+        zcml = package / 'configure.zcml'
+        zcml.write_text(zcml.read_text().replace(
+            '</configure>', WELCOME_PAGE + '</configure>'))
+        serve_reload.touch_until_restarted(zcml, lines)
+        serve_reload.body_when(port, '/@@welcome.html', 'Write a document')
+    finally:
+        serve_reload.stop(server)
+
+
+#: A page the ZCML edit adds: the front page under another name.
+WELCOME_PAGE = '''\
+  <browser:page
+      for="zope.site.interfaces.IRootFolder"
+      name="welcome.html"
+      class=".views.FrontPage"
+      permission="zope.View"
+      />
+'''
+
+
+def start_reloading(bin_directory, project):
+    """`zope-pipeline serve etc/deploy.ini --reload` of the installed
+    zope.pipeline in ``project``: (process, port, queue of its lines)."""
+    port = support.free_port()
+    server = subprocess.Popen(
+        [str(bin_directory / 'zope-pipeline'), 'serve', 'etc/deploy.ini',
+         '--reload', '--port', str(port)], cwd=project,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True, env=clean_environment())
+    lines = queue.Queue()
+    threading.Thread(target=serve_reload.lines_of,
+                     args=(server.stdout, lines), daemon=True).start()
+    return server, port, lines

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from zope.pipeline.modwsgi_express import run_directory
+from zope.pipeline.serving.modwsgi_express import run_directory
 
 from tests.integration import support
 from tests.integration.test_mod_wsgi_sqlite import pids_serving

@@ -83,13 +83,15 @@ def mysql_site():
 
 
 #: RSS growth allowed between 2,000 and 20,000 requests (issue 7).
-#: Before zope.pipeline.security it was +412% (107 MB to 550 MB, about
+#: Before zope.pipeline.security.checkerleak it was +412% (107 MB to 550 MB,
+#: about
 #: 25 KB a request): zope.security 8.4's C checker leaks a bytes object on
 #: every check of a name that its checker's dict lacks (``proxy.__class__``,
 #: ``__providedBy__``, ``__name__``, ``__parent__`` ... on each adapter
 #: lookup, isinstance() and location lookup), through the MAKE_STRING macro
 #: of _zope_security_checker.c.  make_app() now makes those names explicit
-#: in every checker (see zope.pipeline.security).  What it cannot stop, a
+#: in every checker (see zope.pipeline.security.checkerleak).  What it cannot
+#: stop, a
 #: forbidden ``__call__`` check that zope.tales makes on a proxied list of
 #: the page (three blocks, about 150 bytes a request), stays well within.
 MAX_GROWTH = 0.10

@@ -2,38 +2,45 @@
 GTID replica, HAProxy in front; faults under write and read load.
 
 The topology, made by the test as root and removed whatever happens:
+every machine is a network namespace of its own, with its own address on
+one bridge (198.18.0.0/24, RFC 2544's benchmarking range, no route
+beyond it; the bridge in a namespace of its own too, and the root
+namespace, where the test and its clients run, on it as 198.18.0.1):
 
-- each app host is a network namespace joined to the root one by a veth
-  pair (198.18.i.2 inside, 198.18.i.1 outside; RFC 2544's benchmarking
-  range, no route beyond the pair), running the one command a deployer
-  runs on a host: `zope-pipeline serve INI --mod-wsgi --host 198.18.i.2`
+- each app host (198.18.0.11, .12) runs the one command a deployer runs
+  on a host: `zope-pipeline serve INI --mod-wsgi --host ADDRESS`
   (2 processes x 2 threads);
-- a private MariaDB primary (binary log) and a read-only replica
-  replicating from it (CHANGE MASTER TO ... MASTER_USE_GTID=slave_pos),
-  both in the root namespace, listening on the hosts' veth addresses;
+- a private MariaDB primary (.21; binary log, semi-synchronous
+  replication waiting after sync) and a read-only replica (.22)
+  replicating from it (CHANGE MASTER TO ... MASTER_USE_GTID=slave_pos);
 - each host's ZConfig names both in RelStorage's ``replica-conf`` (the
   primary first: every connection goes there; the replica when the
   primary refuses connections, the primary again after
-  ``replica-timeout``) with ``revert_when_stale false``;
-- HAProxy on 127.0.0.1, round robin, health-checking each host's page
-  (200 keeps it in rotation), drained through its admin socket before a
-  rolling restart.
+  ``replica-timeout``) with ``revert_when_stale false``, and
+  ``replica_catch_up`` in its ``<mysql-with-timeouts>`` section;
+- HAProxy (.30), round robin, health-checking each host's readiness
+  answer (``/_ready``: 200 keeps it in rotation).
 
 Four clients go through the balancer, each in a loop: increment the
 counter, read it, add a comment.  Faults, one after the other, each under
 its own load: an app host killed (SIGKILL of its whole session) and
-started again; an app host drained and restarted with `zope-pipeline
-restart`; the replica stopped and started; replication paused
-(PAUSE_SECONDS: 10 s by default, $ZP_MULTI_HOST_PAUSE for the issue's
-30); the primary restarted, first with the hosts' replica files listing
-it alone (rewritten during the run: RelStorage reads the file again when
-it changes), then failing over to the replica.  For each: the longest
-wait of one operation, the statuses, the acknowledged writes, and
-whether a client ever read a counter lower than one it had seen: never,
-since every load is on the primary, polled at each transaction's start;
-only the fail-over to the asynchronous replica may show an older state
-(recorded, not asserted).  At the end the database itself
-(the primary, then the replica once caught up) must hold every
+started again; an app host restarted with `zope-pipeline restart
+--leave-rotation` (its readiness answer turns 503, HAProxy takes it out,
+then its processes restart); the replica stopped and started;
+replication paused (PAUSE_SECONDS: 10 s by default,
+$ZP_MULTI_HOST_PAUSE for the issue's 30); the primary restarted, first
+with the hosts' replica files listing it alone (rewritten during the
+run: RelStorage reads the file again when it changes), then failing
+over to the replica.  For each: the longest wait of one operation, the
+statuses, the acknowledged writes, and whether a client ever read a
+counter lower than one it had seen: asserted never, fail-over included.
+On the primary, every load polls at each transaction's start, so it
+sees every commit acknowledged before it.  On the replica, a process
+that fails over first waits for the replica to apply every transaction
+it has received (``replica_catch_up``: MASTER_GTID_WAIT of its
+Gtid_IO_Pos), and semi-synchronous replication made the replica receive
+each commit before any client could see it.  At the end the database
+itself (the primary, then the replica once caught up) must hold every
 acknowledged comment once and nothing twice, and the counter must count
 every acknowledged increment (each answer given once).
 """
@@ -42,6 +49,7 @@ import contextlib
 import os
 import re
 import shutil
+import subprocess
 import time
 
 import pytest
@@ -60,6 +68,10 @@ HOSTS = 2
 PAUSE_SECONDS = float(os.environ.get('ZP_MULTI_HOST_PAUSE', '10'))
 #: Seconds of load before and after each fault.
 QUIET = 2.0
+#: Seconds a host restarting stays out of rotation before and after:
+#: HAProxy's fall (2) x inter (0.5 s), and a margin for the requests in
+#: flight.
+LEAVE_ROTATION = 2.0
 #: Seconds the replica stays stopped.
 REPLICA_DOWN = 5.0
 #: RelStorage's replica-timeout of the hosts: after a fail-over to the
@@ -76,35 +88,36 @@ def need_topology():
 
 
 def host_site(directory, namespace, replication, database):
-    """The ini and ZConfig of one host: its database connections through
-    its own veth pair to the primary, the replica as RelStorage's
-    fail-over."""
+    """The ini and ZConfig of one host: its database connections to the
+    primary, the replica as RelStorage's fail-over."""
     from zope.pipeline.commands.init_db import write_option_file
     os.makedirs(directory, 0o755)
     os.chmod(directory, 0o755)
     option_file = os.path.join(directory, 'mysql-client.cnf')
     write_option_file(option_file, database['password'])
     replica_file = os.path.join(directory, 'replicas.conf')
-    write_replicas(replica_file, namespace, replication, fail_over=True)
+    write_replicas(replica_file, replication, fail_over=True)
     zconfig = multi_host.ZCONFIG % dict(
-        database, host=namespace.gateway, port=replication.primary.port,
-        option_file=option_file,
+        database, host=replication.primary.address,
+        port=replication.primary.port, option_file=option_file,
         replicas=multi_host.REPLICA_KEYS % dict(
             replica_file=replica_file, replica_timeout=REPLICA_TIMEOUT))
-    # The balancer passes the clients' Host (127.0.0.1) and sends it in
-    # its health checks; the host's own address is for direct requests.
+    # The clients name the balancer (its address) in their Host; the
+    # host's own address is for direct requests.
     return support.Site(directory, zconfig, {
         'retry.attempts': 4,
-        'virtual_host.allowed_hosts': '127.0.0.1 ' + namespace.address})
+        'virtual_host.allowed_hosts': '%s %s' % (
+            multi_host.NETWORK % multi_host.BALANCER, namespace.address)})
 
 
-def write_replicas(path, namespace, replication, fail_over):
-    """The host's replica file: the primary, then (``fail_over``) the
+def write_replicas(path, replication, fail_over):
+    """A host's replica file: the primary, then (``fail_over``) the
     replica.  Replaced at once (RelStorage reads it again, within a
     second, when it changes: a half-written file would list nothing)."""
-    lines = ['%s:%d' % (namespace.gateway, replication.primary.port)]
+    servers = [replication.primary]
     if fail_over:
-        lines.append('%s:%d' % (namespace.gateway, replication.replica.port))
+        servers.append(replication.replica)
+    lines = ['%s:%d' % (server.address, server.port) for server in servers]
     with open(path + '.new', 'w') as stream:
         stream.write('# the primary first\n' + '\n'.join(lines) + '\n')
     os.chmod(path + '.new', 0o644)
@@ -112,14 +125,15 @@ def write_replicas(path, namespace, replication, fail_over):
 
 
 def checker_config(directory, server, database):
-    """A ZConfig file reading ``server`` directly over loopback."""
+    """A ZConfig file reading ``server`` directly from the root
+    namespace."""
     from zope.pipeline.commands.init_db import write_option_file
     option_file = os.path.join(directory, 'checker-%d.cnf' % server.port)
     write_option_file(option_file, database['password'])
     path = os.path.join(directory, 'checker-%d.conf' % server.port)
     with open(path, 'w') as stream:
         stream.write(multi_host.ZCONFIG % dict(
-            database, host='127.0.0.1', port=server.port,
+            database, host=server.address, port=server.port,
             option_file=option_file, replicas=''))
     return path
 
@@ -130,20 +144,20 @@ class Topology:
     def __init__(self, stack, directory):
         token = os.urandom(2).hex()
         self.directory = directory
+        lan = stack.enter_context(multi_host.Lan(token))
         self.namespaces = [stack.enter_context(
-            multi_host.Namespace(index, token))
+            multi_host.Machine(lan, 'host%d' % index,
+                               multi_host.HOST_BASE + index))
             for index in range(1, HOSTS + 1)]
-        self.replication = stack.enter_context(multi_host.Replication(
-            [namespace.gateway for namespace in self.namespaces]))
+        self.replication = stack.enter_context(multi_host.Replication(lan))
         self.database = {'db': 'zp44', 'password': os.urandom(12).hex()}
         self.replication.create_database(
             'zp44', self.database['password'],
             [namespace.address for namespace in self.namespaces])
         port = support.free_port()
         self.hosts = []
-        for namespace in self.namespaces:
-            site = host_site(os.path.join(directory, 'host%d'
-                                          % namespace.index),
+        for number, namespace in enumerate(self.namespaces, 1):
+            site = host_site(os.path.join(directory, 'host%d' % number),
                              namespace, self.replication, self.database)
             host = multi_host.AppHost(site, namespace, port)
             self.hosts.append(host)
@@ -152,7 +166,10 @@ class Topology:
             host.start(120)
         self.replication.wait_caught_up()
         self.balancer = stack.enter_context(
-            multi_host.Balancer(directory, self.hosts))
+            multi_host.Balancer(directory, self.hosts, lan))
+        #: Every namespace the test made.
+        self.machines = [lan] + self.namespaces + \
+            self.replication.machines + [self.balancer.machine]
 
 
 def fault_kill_host(topology):
@@ -169,18 +186,42 @@ def fault_kill_host(topology):
 
 
 def fault_rolling_restart(topology):
+    """`zope-pipeline restart --leave-rotation`: the host's readiness
+    answer turns 503, HAProxy takes it out of rotation, and only then
+    are its processes restarted; it sends the host no request until the
+    restart is over."""
     host = topology.hosts[1]
-    drained = topology.balancer.drain('app2')
+    balancer = topology.balancer
     started = time.monotonic()
-    result = support.zope_pipeline('restart', host.site.ini,
-                                   '--server-root', host.server_root,
-                                   timeout=180)
-    assert result.returncode == 0, result.stdout + result.stderr
+    restart = subprocess.Popen(
+        [support.ZOPE_PIPELINE, 'restart', host.site.ini, '--server-root',
+         host.server_root, '--leave-rotation', str(LEAVE_ROTATION)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=support.command_environment())
+    try:
+        taken_out = balancer.wait_for(
+            lambda states: states['app2'].startswith('DOWN'), 30)
+        sent_before = balancer.sessions('app2')
+        lines = []
+        for line in restart.stdout:
+            lines.append(line)
+            if line.startswith('Daemon process'):
+                # Each process restarted out of rotation, and the host
+                # got no request since it left.
+                assert balancer.stats()['app2'][0].startswith('DOWN'), \
+                    lines
+                sent_during = balancer.sessions('app2') - sent_before
+        assert restart.wait(180) == 0, ''.join(lines)
+    finally:
+        if restart.poll() is None:
+            restart.kill()
+            restart.wait(10)
     restarted = time.monotonic() - started
-    topology.balancer.ready('app2')
-    topology.balancer.wait_for(lambda states: states['app2'] == 'UP', 30)
-    return {'seconds draining': '%.1f' % drained,
-            'seconds restarting': '%.1f' % restarted}
+    balancer.wait_for(lambda states: states['app2'] == 'UP', 30)
+    return {'seconds until out of rotation': '%.1f' % taken_out,
+            'seconds restarting (out of rotation and back)':
+                '%.1f' % restarted,
+            'requests sent to the host while it restarted': sent_during}
 
 
 def fault_replica_restart(topology):
@@ -208,7 +249,7 @@ def fault_replication_paused(topology):
 def set_fail_over(topology, fail_over):
     for host in topology.hosts:
         write_replicas(os.path.join(host.site.directory, 'replicas.conf'),
-                       host.namespace, topology.replication, fail_over)
+                       topology.replication, fail_over)
     # RelStorage looks at the file's time at most once a second.
     time.sleep(1.5)
 
@@ -223,6 +264,9 @@ def fault_primary_restart_alone(topology):
 
 def fault_primary_restart(topology):
     replication = topology.replication
+    # The premise of reads that never go back in time at a fail-over
+    # (replica_catch_up waits for what the replica received).
+    semi_synchronous = replication.semi_synchronous()
     started = time.monotonic()
     replication.primary.stop()
     down = time.monotonic()
@@ -231,14 +275,15 @@ def fault_primary_restart(topology):
     # The hosts go back to the primary after replica-timeout.
     time.sleep(REPLICA_TIMEOUT)
     caught_up = replication.wait_caught_up()
-    return {'seconds stopping': '%.1f' % (down - started),
+    return {'semi-synchronous when stopped': semi_synchronous,
+            'seconds stopping': '%.1f' % (down - started),
             'seconds down': '%.1f' % (up - down),
             'seconds to catch up': '%.1f' % caught_up}
 
 
 FAULTS = [
     ('app host killed', fault_kill_host),
-    ('app host restarted (drained, zope-pipeline restart)',
+    ('app host restarted (zope-pipeline restart --leave-rotation)',
      fault_rolling_restart),
     ('replica stopped and started', fault_replica_restart),
     ('replication paused', fault_replication_paused),
@@ -247,18 +292,9 @@ FAULTS = [
     ('primary restarted, replica-conf failing over to the replica',
      fault_primary_restart),
 ]
-#: The faults where a client may read an older counter than it had seen:
-#: a fail-over to an asynchronous replica (what the primary committed
-#: last may not have reached it; a process that had not seen it yet
-#: takes the replica's state, RelStorage's staleness check being per
-#: process).
-FAIL_OVER = {'primary restarted, replica-conf failing over to the '
-                 'replica'}
-
-
 def stored(config_path):
     """(comment texts, counter value) read from one database server."""
-    from zope.pipeline import storage
+    from zope.pipeline.zodb import storage
     db = storage.open_database(config_path)
     try:
         connection = db.open()
@@ -283,7 +319,8 @@ def test_multi_host_faults_lose_nothing_and_never_read_back():
         marks = []
         for _label, fault in FAULTS:
             marks.append([len(host.log()) for host in topology.hosts])
-            with multi_host.Load(topology.balancer.port,
+            with multi_host.Load(topology.balancer.address,
+                                 topology.balancer.port,
                                  'fault-%d' % len(loads)) as load:
                 time.sleep(QUIET)
                 extras.append(fault(topology))
@@ -295,7 +332,7 @@ def test_multi_host_faults_lose_nothing_and_never_read_back():
         replica = stored(checker_config(
             directory, topology.replication.replica, topology.database))
         logs = [host.log() for host in topology.hosts]
-    namespaces = [namespace.exists() for namespace in topology.namespaces]
+    namespaces = [machine.exists() for machine in topology.machines]
 
     texts, counter = primary
     acknowledged = [text for load in loads for text in load.comments()]
@@ -331,7 +368,7 @@ def test_multi_host_faults_lose_nothing_and_never_read_back():
         print(label, figures)
 
     # Every namespace was removed (the processes in them were stopped).
-    assert namespaces == [False] * HOSTS
+    assert namespaces == [False] * (HOSTS + 4)
     # The replica holds what the primary holds.
     assert replica == primary
     # No comment acknowledged was lost, none stored twice (no commit that
@@ -344,13 +381,20 @@ def test_multi_host_faults_lose_nothing_and_never_read_back():
     assert len(values) == len(set(values))
     assert len(values) <= counter <= len(values) + doubtful
     assert values and values[-1] <= counter
-    # No client ever read a counter lower than one it had seen, but when
-    # RelStorage failed over to the replica.
+    # No client ever read a counter lower than one it had seen, not even
+    # when RelStorage failed over to the replica: the primary was
+    # semi-synchronous (every state a client saw had reached the
+    # replica) and replica_catch_up had each process wait, on the
+    # replica, for it to apply what it had received.
+    assert [extra['semi-synchronous when stopped'] for extra in extras
+            if 'semi-synchronous when stopped' in extra] == [True, True]
     assert {label: load.back_in_time()
-            for (label, _), load in zip(FAULTS, loads)
-            if label not in FAIL_OVER} == {
-                label: [] for label, _ in FAULTS
-                if label not in FAIL_OVER}
+            for (label, _), load in zip(FAULTS, loads)} == {
+                label: [] for label, _ in FAULTS}
+    assert sum(load.figures()['counter reads'] for load in loads) > 0
+    # The host restarted was out of rotation before its first process
+    # restarted, and got no request until it was back.
+    assert extras[1]['requests sent to the host while it restarted'] == 0
     # Both hosts served throughout the load (the balancer used both).
     # Nothing failed unexpectedly (a 500, its traceback logged): a write
     # that reached the read-only replica after the fail-over is a 503

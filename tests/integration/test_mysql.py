@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from zope.pipeline import storage
+from zope.pipeline.zodb import storage
 
 from tests.integration import support
 

@@ -15,7 +15,7 @@ import stat
 
 import pytest
 
-from zope.pipeline import ownership
+from zope.pipeline.serving import ownership
 
 from tests.integration import support
 

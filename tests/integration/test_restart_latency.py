@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from zope.pipeline.modwsgi_express import run_directory
+from zope.pipeline.serving.modwsgi_express import run_directory
 
 from tests.integration import support
 

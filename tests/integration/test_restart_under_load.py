@@ -3,7 +3,7 @@ on MariaDB.  `zope-pipeline restart`, the rolling restart, under a timed
 load: no time without an answer longer than 0.5 s, every answer a 200.
 Then `ab -n 2000 -c 8` over the page, and once it is under way either
 
-- the WSGI script is touched (a rolling restart, zope.pipeline.rolling:
+- the WSGI script is touched (a rolling restart, zope.pipeline.serving.rolling:
   the daemon processes restart gracefully one at a time, while Apache
   and its socket to the daemons stay), or
 - `apachectl graceful` (Apache re-reads its configuration: the daemon
@@ -111,7 +111,7 @@ def test_touching_the_script_under_load_reloads_daemons_losing_nothing(
     assert figures['failed'] == 0, figures['text']
     assert figures['non_2xx'] == 0, figures['text']
     # Both daemon processes were replaced, one at a time (a rolling
-    # restart, zope.pipeline.rolling; its gaps are measured below).
+    # restart, zope.pipeline.serving.rolling; its gaps are measured below).
     assert len(before) == 2, before
     assert not before & after, (before, after)
     assert 'Traceback' not in log
@@ -279,7 +279,8 @@ def test_rolling_restart_under_load_keeps_answering_losing_nothing(
 #: mod_wsgi's own graceful-timeout and shutdown-timeout (15 and 5 s) end
 #: a restarting process 20 s after it is asked, and 5 s after its only
 #: requests have run 12 + 5 s: a 26 s request then gets 502 after about
-#: 21 s.  With the timeouts of zope.pipeline.modwsgi_express.timeouts it
+#: 21 s.  With the timeouts of zope.pipeline.serving.modwsgi_express.timeouts
+#: it
 #: finishes.
 LONG_REQUEST_TIMEOUT = 12
 LONG_REQUEST = 26

@@ -14,11 +14,11 @@ import types
 import pytest
 import webtest
 
-from zope.pipeline import modwsgi_express
-from zope.pipeline import ownership
-from zope.pipeline import startup
 from zope.pipeline.cli import main as zope_pipeline
 from zope.pipeline.commands import serve
+from zope.pipeline.serving import modwsgi_express
+from zope.pipeline.serving import ownership
+from zope.pipeline.serving import startup
 
 from tests.conftest import ROOT
 from tests.conftest import need
@@ -478,7 +478,7 @@ def test_the_system_apache_groups_let_requests_finish_on_restart():
     timeouts `zope-pipeline serve --mod-wsgi` computes for its request
     timeout and threads (issue 45: it had graceful-timeout=15 and 60),
     and the rolling restart of etc/app.wsgi waits for the longest."""
-    from zope.pipeline import rolling
+    from zope.pipeline.serving import rolling
     with open(os.path.join(ROOT, 'etc', 'apache',
                            'zope-pipeline.conf')) as stream:
         text = stream.read().replace('\\\n', ' ')
@@ -694,7 +694,8 @@ def test_the_daemons_log_to_their_standard_error_untagged(capfd):
     stream.write('line\n')
     stream.close()
     assert capfd.readouterr().err == 'line\n'
-    script = ('from zope.pipeline.modwsgi_express import untagged_stderr\n'
+    script = ('from zope.pipeline.serving.modwsgi_express '
+              'import untagged_stderr\n'
               'import logging, sys\n'
               'sys.stderr = untagged_stderr()\n'
               'logging.basicConfig(format="%(levelname)s %(message)s", '

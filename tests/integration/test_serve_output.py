@@ -84,8 +84,8 @@ def test_redirected_output_says_where_the_site_is_once_and_loses_nothing():
     assert ':%d' % inner not in text
     # The daemons' records at their own level, not Apache's error level.
     assert '[wsgi:error]' not in text, text[:3000]
-    assert re.search(r'^INFO \[zope\.pipeline\.storage\] pid \d+: ', text,
-                     re.MULTILINE), text[:3000]
+    assert re.search(r'^INFO \[zope\.pipeline\.zodb\.storage\] pid \d+: ',
+                     text, re.MULTILINE), text[:3000]
     # Apache's own lines keep theirs.
     assert re.search(r'\[mpm_event:notice\].*resuming normal operations',
                      text)

@@ -19,8 +19,8 @@ import textwrap
 
 import pytest
 
-from zope.pipeline import layout
-from zope.pipeline import ownership
+from zope.pipeline.serving import layout
+from zope.pipeline.serving import ownership
 
 from tests.conftest import ROOT
 from tests.integration import support

@@ -12,7 +12,7 @@ import os
 import pytest
 import zope.testing.cleanup
 
-from zope.pipeline import storage
+from zope.pipeline.zodb import storage
 
 from tests.conftest import ROOT
 
@@ -117,6 +117,6 @@ def cheap_unknown_login_check(monkeypatch):
     login): tests/security/test_login_timing.py checks the real one."""
     import bcrypt
 
-    from zope.pipeline import passwords
+    from zope.pipeline.security import passwords
     monkeypatch.setattr(passwords, 'UNKNOWN_LOGIN_HASH',
                         b'{BCRYPT}' + bcrypt.gensalt(4))

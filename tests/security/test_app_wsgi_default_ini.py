@@ -8,7 +8,7 @@ import runpy
 
 import webtest
 
-from zope.pipeline import startup
+from zope.pipeline.serving import startup
 
 from tests.conftest import ROOT
 
@@ -20,7 +20,7 @@ def test_app_wsgi_without_an_ini_does_not_serve_the_development_site(
     monkeypatch.delenv('ZOPE_PIPELINE_INI', raising=False)
     monkeypatch.setenv('ZOPE_PIPELINE_RUN_DIR', '/nonexistent')
     startup._sites.clear()
-    with caplog.at_level(logging.ERROR, 'zope.pipeline.startup'):
+    with caplog.at_level(logging.ERROR, 'zope.pipeline.serving.startup'):
         namespace = runpy.run_path(APP_WSGI)
     response = webtest.TestApp(namespace['application']).get(
         '/folder/page', status='*')

@@ -20,7 +20,7 @@ from tests.security.test_security import SECURITY_ZCML
 def site():
     import zope.testing.cleanup
 
-    from zope.pipeline import storage
+    from zope.pipeline.zodb import storage
     zope.testing.cleanup.cleanUp()
     yield RawClient(build_site(SECURITY_ZCML))
     storage.close_all()

@@ -13,7 +13,7 @@ import pytest
 import waitress.server
 
 from zope.pipeline.commands import serve
-from zope.pipeline.modwsgi_express import SECURITY_CONF
+from zope.pipeline.serving.modwsgi_express import SECURITY_CONF
 
 from tests.conftest import ROOT
 from tests.security.conftest import build_site

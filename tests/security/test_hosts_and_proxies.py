@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from zope.pipeline.startup import SiteAtRoot
+from zope.pipeline.serving.startup import SiteAtRoot
 
 from tests.security.conftest import RawClient
 from tests.security.conftest import build_site

@@ -13,10 +13,10 @@ from zope.pipeline.cli import build_parser
 from zope.pipeline.cli import main as zope_pipeline
 from zope.pipeline.commands import init_db
 from zope.pipeline.commands import serve
-from zope.pipeline.credentials import KNOWN_PASSWORDS
-from zope.pipeline.credentials import database_passwords
-from zope.pipeline.credentials import mysql_section_of
-from zope.pipeline.storage import load_database_config
+from zope.pipeline.security.credentials import KNOWN_PASSWORDS
+from zope.pipeline.security.credentials import database_passwords
+from zope.pipeline.security.credentials import mysql_section_of
+from zope.pipeline.zodb.storage import load_database_config
 
 from tests.conftest import ROOT
 
@@ -160,7 +160,8 @@ def test_a_demo_site_with_the_sample_admin_starts_with_a_warning(
     # (The ini's logging sections send the warning to stderr.)
     assert zope_pipeline(['serve', str(ini), '--host', '0.0.0.0']) == 0
     assert no_waitress[0]['host'] == '0.0.0.0'
-    assert "WARNING [zope.pipeline.credentials] pid %d: Demonstration " \
+    assert "WARNING [zope.pipeline.security.credentials] pid %d: " \
+        "Demonstration " \
         "site (demo = true): %s would be served on 0.0.0.0" % (
             os.getpid(), ini) in capsys.readouterr().err
 

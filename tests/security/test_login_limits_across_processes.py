@@ -18,8 +18,8 @@ from zope.component import provideAdapter
 from zope.publisher.browser import TestRequest as StockTestRequest
 
 from zope.pipeline import environ as keys
-from zope.pipeline.build import BuildContext
-from zope.pipeline.registry import PipelineRegistry
+from zope.pipeline.engine.build import BuildContext
+from zope.pipeline.engine.registry import PipelineRegistry
 from zope.pipeline.stages.authenticate import AuthenticateStage
 from zope.pipeline.stages.authenticate import BasicAuthCredentials
 
@@ -57,7 +57,7 @@ def guess_in_a_process(run_dir, login, guesses, first_address):
 
     import bcrypt
 
-    from zope.pipeline import passwords
+    from zope.pipeline.security import passwords
     os.environ['ZOPE_PIPELINE_RUN_DIR'] = run_dir
     # no principal has a bcrypt hash here: the unknown-login check may
     # be cheap

@@ -10,7 +10,7 @@ once per check), not timed.
 import base64
 import os
 
-from zope.pipeline import passwords
+from zope.pipeline.security import passwords
 
 EDIT = '/folder/page/@@edit'
 

@@ -8,8 +8,8 @@ import os
 import pytest
 import webtest
 
-from zope.pipeline import storage
-from zope.pipeline.startup import load_application
+from zope.pipeline.serving.startup import load_application
+from zope.pipeline.zodb import storage
 
 from tests.conftest import ROOT
 
@@ -77,8 +77,8 @@ def test_development_keeps_the_endpoint_open_to_loopback(
 def test_serve_shares_the_token_file_with_the_daemon_processes(
         clean_zope, production_copy, tmp_path):
     """Run as root, serve makes it root's and readable by the daemons'
-    group (zope.pipeline.layout.share_secret), as the other secrets."""
-    from zope.pipeline.ownership import secret_files
+    group (zope.pipeline.serving.layout.share_secret), as the other secrets."""
+    from zope.pipeline.serving.ownership import secret_files
     token = tmp_path / 'metrics-token'
     token.write_text('s3cret-token-of-the-site\n')
     _application, publisher = load_application(production_copy(

@@ -57,8 +57,8 @@ def basic(login, password):
 def edit_status(ini, login, password):
     import zope.testing.cleanup
 
-    from zope.pipeline import storage
     from zope.pipeline.commands import load_publisher
+    from zope.pipeline.zodb import storage
     zope.testing.cleanup.cleanUp()
     try:
         app = webtest.TestApp(load_publisher(ini),

@@ -11,8 +11,8 @@ import types
 import pytest
 from zope.configuration.exceptions import ConfigurationError
 
-from zope.pipeline import layout
-from zope.pipeline import storage
+from zope.pipeline.serving import layout
+from zope.pipeline.zodb import storage
 
 ZCONFIG = '''\
 <zodb main>

@@ -15,7 +15,7 @@ import stat
 
 import pytest
 
-from zope.pipeline import layout
+from zope.pipeline.serving import layout
 
 from tests.conftest import need
 

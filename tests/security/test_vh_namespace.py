@@ -107,7 +107,7 @@ def test_namespace_that_cannot_apply_its_name_is_a_bad_request(
 
 def test_vh_namespace_in_method_field_is_refused_under_a_site_root(
         clean_zope):
-    from zope.pipeline.startup import SiteAtRoot
+    from zope.pipeline.serving.startup import SiteAtRoot
     site = RawClient(SiteAtRoot(build_site(SECURITY_ZCML), '/folder'))
     assert site.request('GET', '/page').status_int == 200
     response = site.request('GET', '/page', query=EVIL_METHOD_FIELD)

@@ -13,7 +13,8 @@ from zope.publisher.base import BaseRequest
 from zope.publisher.browser import BrowserRequest
 from zope.publisher.http import HTTPRequest
 
-from zope.pipeline.contract import Contract
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.engine.publications import CALLS_METHOD_VIEWS
 
 
 class RenamedPublication(BrowserPublication):
@@ -101,3 +102,14 @@ def call_stage(next_app, build=None):
 
 
 call_stage.contract = Contract(publishes=True)
+
+
+def method_call_stage(next_app, build=None):
+    """A call stage of the site's own that says it calls the view named
+    after the request method."""
+    from zope.pipeline.stages.call import MethodCallStage
+    return MethodCallStage(next_app, build)
+
+
+method_call_stage.contract = Contract(publishes=True)
+method_call_stage.calls = CALLS_METHOD_VIEWS

@@ -3,9 +3,9 @@
 import pytest
 from zope.configuration.exceptions import ConfigurationError
 
-from zope.pipeline.addresses import AddressList
-from zope.pipeline.addresses import node_address
-from zope.pipeline.addresses import parse_address
+from zope.pipeline.http.addresses import AddressList
+from zope.pipeline.http.addresses import node_address
+from zope.pipeline.http.addresses import parse_address
 
 
 @pytest.mark.parametrize('address', ['127.0.0.1', '127.9.9.9', '::1',
@@ -63,7 +63,7 @@ def test_parse_address_is_none_for_junk():
 
 
 def test_an_untrusted_client_address_is_unknown_with_any_forwarded_for():
-    from zope.pipeline.addresses import AddressList
+    from zope.pipeline.http.addresses import AddressList
     from zope.pipeline.stages import virtual_host
     proxies = AddressList('', 'virtual_host.trusted_proxies')
     base = {'REMOTE_ADDR': '192.0.2.7'}

@@ -172,9 +172,9 @@ def test_root_writes_the_principals_file_the_servers_read(
     import grp
     import pwd
 
-    from zope.pipeline.layout import check_before_loading
-    from zope.pipeline.layout import daemon_of
-    from zope.pipeline.ownership import check_readable_by
+    from zope.pipeline.serving.layout import check_before_loading
+    from zope.pipeline.serving.layout import daemon_of
+    from zope.pipeline.serving.ownership import check_readable_by
     if os.geteuid() != 0:
         pytest.skip('the servers read it as another user when run as root')
     ini = open_ini

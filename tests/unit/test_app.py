@@ -10,13 +10,13 @@ from paste.deploy import loadapp
 from zope.configuration.exceptions import ConfigurationError
 
 from zope.pipeline import app as app_module
-from zope.pipeline import templates
 from zope.pipeline.app import app_factory
 from zope.pipeline.app import load_zcml
 from zope.pipeline.app import template_cache_directory
 from zope.pipeline.commands import load_publisher
-from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
-from zope.pipeline.publisher import Publisher
+from zope.pipeline.engine.publisher import Publisher
+from zope.pipeline.publishing import templates
+from zope.pipeline.security.privatefiles import RUN_DIR_VARIABLE
 
 from .engine_files import engine_file
 

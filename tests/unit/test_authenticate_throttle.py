@@ -9,8 +9,8 @@ from zope.component import provideAdapter
 from zope.publisher.browser import TestRequest as StockTestRequest
 
 from zope.pipeline import environ as keys
-from zope.pipeline.build import BuildContext
-from zope.pipeline.registry import PipelineRegistry
+from zope.pipeline.engine.build import BuildContext
+from zope.pipeline.engine.registry import PipelineRegistry
 from zope.pipeline.stages.authenticate import SHARED_NAME
 from zope.pipeline.stages.authenticate import AuthenticateStage
 from zope.pipeline.stages.authenticate import BasicAuthCredentials

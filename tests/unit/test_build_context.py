@@ -6,9 +6,9 @@ import pytest
 from zope.configuration.exceptions import ConfigurationError
 from zope.publisher.interfaces import IRequest
 
-from zope.pipeline.build import BuildContext
-from zope.pipeline.registry import PipelineRegistry
-from zope.pipeline.registry import StageRegistration
+from zope.pipeline.engine.build import BuildContext
+from zope.pipeline.engine.registry import PipelineRegistry
+from zope.pipeline.engine.registry import StageRegistration
 
 
 @pytest.fixture
@@ -79,7 +79,7 @@ def test_create_request_takes_its_registry_from_the_build_context(
 
 
 def test_every_factory_gets_the_context_of_its_chain():
-    from zope.pipeline.publisher import Publisher
+    from zope.pipeline.engine.publisher import Publisher
     got = []
 
     def factory(next_app, build):
@@ -96,7 +96,7 @@ def test_every_factory_gets_the_context_of_its_chain():
 
 
 def test_a_factory_that_does_not_take_build_fails_saying_what_to_add():
-    from zope.pipeline.publisher import Publisher
+    from zope.pipeline.engine.publisher import Publisher
 
     def old_factory(next_app, greeting='hello'):
         return next_app
@@ -121,7 +121,7 @@ def test_a_factory_that_does_not_take_build_fails_saying_what_to_add():
 
 @pytest.mark.parametrize('signature', ['build', 'keywords'])
 def test_a_type_error_of_a_factory_that_takes_build_is_its_own(signature):
-    from zope.pipeline.publisher import Publisher
+    from zope.pipeline.engine.publisher import Publisher
 
     def factory(next_app, build=None):
         raise TypeError('a mistake of its own')
@@ -137,7 +137,7 @@ def test_a_type_error_of_a_factory_that_takes_build_is_its_own(signature):
 
 
 def test_a_factory_whose_signature_cannot_be_read_keeps_its_error():
-    from zope.pipeline.publisher import Publisher
+    from zope.pipeline.engine.publisher import Publisher
     registration = StageRegistration('builtin', IRequest, dict)
     with pytest.raises(TypeError):
         Publisher.build_stage(None, registration, None, {}, BuildContext(
@@ -145,9 +145,9 @@ def test_a_factory_whose_signature_cannot_be_read_keeps_its_error():
 
 
 def test_the_build_context_hands_the_stages_the_security_model_object():
-    from zope.pipeline.registry import RequestFactoryRegistration
-    from zope.pipeline.securitymodels import PROXIED_MODEL
-    from zope.pipeline.securitymodels import VIEW_CHECKED_MODEL
+    from zope.pipeline.engine.registry import RequestFactoryRegistration
+    from zope.pipeline.security.models import PROXIED_MODEL
+    from zope.pipeline.security.models import VIEW_CHECKED_MODEL
     outer = BuildContext(PipelineRegistry(), {}, [])
     assert (outer.security, outer.security_model) == ('proxied',
                                                       PROXIED_MODEL)

@@ -9,13 +9,13 @@ import pytest
 import zope.testing.cleanup
 from zope.principalregistry.principalregistry import Principal
 
-from zope.pipeline import credentials
 from zope.pipeline.cli import main as zope_pipeline
 from zope.pipeline.commands import adduser
-from zope.pipeline.passwords import NEW_PASSWORD_MANAGER
-from zope.pipeline.passwords import hash_password
-from zope.pipeline.startup import guard_known_passwords
-from zope.pipeline.startup import load_application
+from zope.pipeline.security import credentials
+from zope.pipeline.security.passwords import NEW_PASSWORD_MANAGER
+from zope.pipeline.security.passwords import hash_password
+from zope.pipeline.serving.startup import guard_known_passwords
+from zope.pipeline.serving.startup import load_application
 
 from tests.conftest import ROOT
 
@@ -151,7 +151,7 @@ def test_a_record_that_is_not_one_is_ignored(tmp_path):
 
 
 def test_a_record_that_cannot_be_written_is_left(tmp_path, caplog):
-    caplog.set_level('DEBUG', 'zope.pipeline.credentials')
+    caplog.set_level('DEBUG', 'zope.pipeline.security.credentials')
     credentials.write_checked(str(tmp_path / 'absent' / 'record'), {})
     assert 'Cannot record checked passwords' in caplog.text
     assert not (tmp_path / 'absent').exists()

@@ -60,7 +60,7 @@ def test_text_shows_each_stage_with_factory_place_and_settings(
     text = show(capsys, engine_file('settings.ini'), '--request-type', 'http')
     assert text.startswith('Request type: http\n'
                            '  request class: '
-                           'zope.pipeline.factories.HTTPRequest\n'
+                           'zope.pipeline.engine.factories.HTTPRequest\n'
                            '  chosen for:    methods *, mimetypes *, '
                            'priority 0 (%s)\n' % at('types.zcml', '"http"'))
     assert ('  -- outer chain: the same for every request type --\n'

@@ -10,8 +10,8 @@ import ZODB
 import ZODB.config
 from ZODB.blob import Blob
 
-from zope.pipeline import compat
 from zope.pipeline.cli import main
+from zope.pipeline.zodb import compat
 
 STORAGE = '''\
 <relstorage %(name)s>

@@ -1,12 +1,13 @@
-"""zope.pipeline.credentials: which addresses are loopback, where database
+"""zope.pipeline.security.credentials: which addresses are loopback, where
+database
 passwords are read from, and when a known one stops a server."""
 
 import logging
 
 import pytest
 
-from zope.pipeline import credentials
-from zope.pipeline.storage import load_database_config
+from zope.pipeline.security import credentials
+from zope.pipeline.zodb.storage import load_database_config
 
 MYSQL_ZCONFIG = '''\
 %%import relstorage
@@ -82,7 +83,7 @@ def test_a_database_in_memory_or_not_on_mysql_has_no_password(tmp_path):
 def test_a_known_database_password_on_a_public_address_is_refused(
         clean_zope, tmp_path, caplog):
     configs = [database(tmp_path, 'passwd zope-pipeline-sample')]
-    with caplog.at_level(logging.ERROR, 'zope.pipeline.credentials'):
+    with caplog.at_level(logging.ERROR, 'zope.pipeline.security.credentials'):
         with pytest.raises(credentials.KnownPasswordError,
                            match='connects with a known password'):
             credentials.check_known_passwords(configs, '192.0.2.1', False,

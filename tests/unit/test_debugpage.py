@@ -1,9 +1,10 @@
-"""zope.pipeline.debugpage: frames split, credentials masked, the URL of
+"""zope.pipeline.publishing.debugpage: frames split, credentials masked, the
+URL of
 a request that failed before it was set up."""
 
 import sys
 
-from zope.pipeline import debugpage
+from zope.pipeline.publishing import debugpage
 
 
 def exc_info_of(function):
@@ -14,12 +15,12 @@ def exc_info_of(function):
 
 
 def test_a_failure_in_the_pipeline_alone_says_so():
-    from zope.pipeline import wsgi
+    from zope.pipeline.http import wsgi
     info = exc_info_of(lambda: wsgi.run_all([lambda: 1 / 0]))
     page = debugpage.debug_html(info)
     # this test's own lambda is a frame of the site's; run_all's is folded
     assert 'test_debugpage.py' in page.split('<details>')[0]
-    assert 'zope/pipeline/wsgi.py' not in page.split('<details>')[0]
+    assert 'zope/pipeline/http/wsgi.py' not in page.split('<details>')[0]
     assert '<h3>The request</h3>' not in page
 
 

@@ -1,8 +1,8 @@
 """errors.for_caller: what a caller that asked for exceptions gets."""
 
-from zope.pipeline.errors import MissingArgument
-from zope.pipeline.errors import TooManyArguments
-from zope.pipeline.errors import for_caller
+from zope.pipeline.http.errors import MissingArgument
+from zope.pipeline.http.errors import TooManyArguments
+from zope.pipeline.http.errors import for_caller
 
 
 def raised_from(error, cause):

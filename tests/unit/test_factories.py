@@ -14,9 +14,9 @@ from zope.publisher.interfaces.browser import IDefaultBrowserLayer
 from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 from zope.publisher.xmlrpc import XMLRPCRequest
 
-from zope.pipeline import factories
 from zope.pipeline.app import DEFAULT_SITE_ZCML
 from zope.pipeline.app import load_zcml
+from zope.pipeline.engine import factories
 from zope.pipeline.interfaces import IRequestFactory
 
 from .engine_files import ROOT  # noqa: F401 - puts tests.engine on the path

@@ -1,7 +1,7 @@
-"""zope.pipeline.failedlogins: failures per key over a sliding window,
+"""zope.pipeline.security.failedlogins: failures per key over a sliding window,
 bounded in keys and in failures per key."""
 
-from zope.pipeline.failedlogins import FailedLogins
+from zope.pipeline.security.failedlogins import FailedLogins
 
 
 class Clock:

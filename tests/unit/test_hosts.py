@@ -4,9 +4,9 @@ request's host."""
 import pytest
 from zope.configuration.exceptions import ConfigurationError
 
-from zope.pipeline.hosts import LOOPBACK
-from zope.pipeline.hosts import AllowedHosts
-from zope.pipeline.hosts import on_host
+from zope.pipeline.http.hosts import LOOPBACK
+from zope.pipeline.http.hosts import AllowedHosts
+from zope.pipeline.http.hosts import on_host
 
 
 def allows(patterns, host, scheme='http'):
@@ -96,7 +96,7 @@ def test_remembered_answers_belong_to_their_setting():
 
 
 def test_remembered_answers_are_bounded_and_stay_right():
-    from zope.pipeline import hosts
+    from zope.pipeline.http import hosts
     allowed = AllowedHosts('*.example.com', 'virtual_host.allowed_hosts')
     for number in range(hosts.ANSWERS_KEPT * 2 + 3):
         assert allowed.allows('h%d.example.com' % number)

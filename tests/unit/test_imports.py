@@ -105,13 +105,14 @@ def describe(circle, graph):
 
 def test_our_modules_import_no_circle():
     modules = our_modules()
-    assert 'zope.pipeline.publisher' in modules
+    assert 'zope.pipeline.engine.publisher' in modules
     assert 'zope.pipeline.commands.init_db' in modules
     assert 'benchmarks.harness' in modules
     graph = import_graph(modules)
     # What the graph must see: a function-level import, and a
     # ``from package import module``.
-    assert 'zope.pipeline.credentials' in graph['zope.pipeline.ownership']
+    assert 'zope.pipeline.security.credentials' in graph[
+        'zope.pipeline.serving.ownership']
     assert 'benchmarks.peercompare' in graph['benchmarks.harness']
     found = [describe(circle, graph) for circle in circles(graph)]
     assert found == [], 'Import circles:\n' + '\n'.join(found)
@@ -135,13 +136,9 @@ def test_a_circle_is_found_and_named(tmp_path):
         'package.first']
 
 
-#: Modules whose imports are at the top unless a ``# late: <reason>``
-#: comment at the import (or above its group of imports) says why.
-TIDY = ('commands', 'metrics', 'app', 'credentials', 'errors',
-        'failedlogins', 'maintenance', 'mysqltimeouts', 'ownership',
-        'passwords', 'privatefiles', 'readiness', 'rolling', 'startup',
-        'storage', 'cli', 'settings', 'debugpage', 'logtext', 'bodies',
-        'cookies', 'origins', 'paths', 'addresses', 'wsgi')
+#: Every module of zope.pipeline has its imports at the top unless a
+#: ``# late: <reason>`` comment at the import (or above its group of
+#: imports) says why.
 
 
 def late_imports_without_a_reason(path):
@@ -174,8 +171,7 @@ def test_a_late_import_says_why():
     modules = our_modules()
     found = []
     for name, path in sorted(modules.items()):
-        short = name[len('zope.pipeline.'):]
-        if short.split('.')[0] in TIDY:
+        if name.startswith('zope.pipeline'):
             found.extend('%s:%d: %s' % (name, line, statement) for
                          line, statement in late_imports_without_a_reason(
                              path))
@@ -198,3 +194,76 @@ def test_a_late_import_without_a_reason_is_found(tmp_path):
         '    return json, csv, value\n')
     assert late_imports_without_a_reason(str(module)) == [
         (10, 'import json')]
+
+
+#: The layers of zope.pipeline, lowest first: a module imports from its
+#: own layer and the layers below it, never from a layer above.  The base
+#: modules are what every extension point and stage talks in; the
+#: application (``app``, the paste.deploy factory, and what runs a whole
+#: site: ``explain``, ``testing``, the sample site, the speedups seam)
+#: builds on the stages; only serving and the commands build on it.
+LAYERS = (
+    ('base', ('zope.pipeline', 'zope.pipeline.interfaces',
+              'zope.pipeline.environ', 'zope.pipeline.components')),
+    ('http', ('zope.pipeline.http',)),
+    ('zodb', ('zope.pipeline.zodb',)),
+    ('security', ('zope.pipeline.security',)),
+    ('engine', ('zope.pipeline.engine',)),
+    ('publishing', ('zope.pipeline.publishing',)),
+    ('metrics', ('zope.pipeline.metrics',)),
+    ('stages', ('zope.pipeline.stages',)),
+    ('application', ('zope.pipeline.app', 'zope.pipeline.explain',
+                     'zope.pipeline.testing', 'zope.pipeline.sample',
+                     'zope.pipeline._speedups')),
+    ('serving', ('zope.pipeline.serving',)),
+    ('commands', ('zope.pipeline.commands', 'zope.pipeline.cli')),
+)
+
+
+def layer_of(module, layers=LAYERS):
+    """The index in ``layers`` of the layer ``module`` belongs to (the
+    longest prefix that names it), or None."""
+    found, length = None, -1
+    for index, (_name, prefixes) in enumerate(layers):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + '.')) and \
+                    len(prefix) > length:
+                found, length = index, len(prefix)
+    return found
+
+
+def upward_imports(graph, layers=LAYERS):
+    """'module (line) -> imported' for each import of a higher layer."""
+    found = []
+    for module, edges in sorted(graph.items()):
+        mine = layer_of(module, layers)
+        if mine is None:
+            continue
+        for imported, line in sorted(edges.items()):
+            theirs = layer_of(imported, layers)
+            if theirs is not None and theirs > mine:
+                found.append('%s (%s, line %d) -> %s (%s)' % (
+                    module, layers[mine][0], line, imported,
+                    layers[theirs][0]))
+    return found
+
+
+def test_every_module_has_a_layer():
+    modules = [name for name in our_modules()
+               if name.startswith('zope.pipeline')]
+    assert [name for name in modules if layer_of(name) is None] == []
+
+
+def test_imports_go_down_the_layers():
+    graph = import_graph(our_modules())
+    found = upward_imports(graph)
+    assert found == [], 'Imports from a higher layer:\n' + '\n'.join(found)
+
+
+def test_an_import_from_a_higher_layer_is_found(tmp_path):
+    layers = (('low', ('package.low',)), ('high', ('package.high',)))
+    graph = {'package.low': {'package.high': 3},
+             'package.high': {'package.low': 1},
+             'package': {'package.high': 2}}
+    assert upward_imports(graph, layers) == [
+        'package.low (low, line 3) -> package.high (high)']

@@ -19,11 +19,11 @@ from zope.publisher.interfaces.http import IHTTPRequest
 from zope.publisher.xmlrpc import XMLRPCRequest as StockXMLRPCRequest
 from zope.schema import getFieldNames
 
-from zope.pipeline import factories
-from zope.pipeline.cookies import parse_cookies
-from zope.pipeline.errors import BadInput
-from zope.pipeline.errors import PayloadTooLarge
-from zope.pipeline.settings import convert
+from zope.pipeline.engine import factories
+from zope.pipeline.engine.settings import convert
+from zope.pipeline.http.cookies import parse_cookies
+from zope.pipeline.http.errors import BadInput
+from zope.pipeline.http.errors import PayloadTooLarge
 from zope.pipeline.stages.process_inputs import DEFAULT_LIMITS
 from zope.pipeline.stages.process_inputs import FormLimits
 from zope.pipeline.stages.process_inputs import IProcessInputsSettings

@@ -1,9 +1,9 @@
 """Introspection data and its text rendering."""
 
-from zope.pipeline.introspect import _jsonable
-from zope.pipeline.introspect import describe_request_factories
-from zope.pipeline.introspect import dotted_name
-from zope.pipeline.introspect import format_text
+from zope.pipeline.engine.introspect import _jsonable
+from zope.pipeline.engine.introspect import describe_request_factories
+from zope.pipeline.engine.introspect import dotted_name
+from zope.pipeline.engine.introspect import format_text
 
 from .engine_files import at
 
@@ -16,7 +16,8 @@ class Unnamed:
 
 
 def test_dotted_name_of_classes_functions_and_anything_else():
-    assert dotted_name(format_text) == 'zope.pipeline.introspect.format_text'
+    assert dotted_name(format_text) == \
+        'zope.pipeline.engine.introspect.format_text'
     assert dotted_name(Unnamed()) == '<unnamed>'
 
 
@@ -29,7 +30,7 @@ def test_settings_become_json_values():
 def test_request_factories_are_described_per_request_type(build):
     factories = describe_request_factories(build('specific.zcml'))
     assert factories['xmlrpc'] == {
-        'factory': 'zope.pipeline.factories.XMLRPCRequest',
+        'factory': 'zope.pipeline.engine.factories.XMLRPCRequest',
         'methods': ['POST'], 'mimetypes': ['text/xml'], 'priority': 20,
         'registered_at': at('types.zcml', '"xmlrpc"')}
 

@@ -1,4 +1,5 @@
-"""zope.pipeline.layout: who can change a path (each directory on its way,
+"""zope.pipeline.serving.layout: who can change a path (each directory on its
+way,
 each symbolic link), and the refusals that keep root's files out of the
 daemon user's reach."""
 
@@ -8,7 +9,9 @@ import stat
 
 import pytest
 
-from zope.pipeline import layout
+from zope.pipeline.serving import layout
+
+from tests.conftest import need
 
 #: The daemon user of these tests: nobody (no file here is its own unless
 #: a test gives it one).
@@ -348,26 +351,10 @@ def site_ini(tmp_path, zconfig):
 
 
 @pytest.fixture
-def open_tmp():
-    """A scratch directory every user may pass through (tmp_path's
-    parents are root's only)."""
-    import pathlib
-    import shutil
-    import tempfile
-    directory = tempfile.mkdtemp(prefix='zope-pipeline-layout-', dir='/tmp')
-    os.chmod(directory, 0o755)
-    try:
-        yield pathlib.Path(directory)
-    finally:
-        shutil.rmtree(directory)
-
-
-@pytest.fixture
 def as_root(monkeypatch):
     """Root, whose drop is recorded (never made: the test process keeps
     its user)."""
-    if os.geteuid() != 0:
-        pytest.skip('files of other users need root')
+    need(os.geteuid() == 0, 'files of other users need root')
     dropped = []
     monkeypatch.setattr(layout, 'drop_privileges', dropped.append)
     monkeypatch.setattr(os, 'umask', lambda mask: 0o022)
@@ -448,7 +435,7 @@ def test_what_the_database_user_cannot_read_is_refused_with_the_command(
 
 def test_without_a_www_data_user_only_owners_count(tmp_path, as_root,
                                                    monkeypatch):
-    from zope.pipeline import ownership
+    from zope.pipeline.serving import ownership
     monkeypatch.setattr(ownership, 'DEFAULT_USER', 'no-such-user-here')
     assert layout.become_database_user(sqlite_site(tmp_path)) is None
 

@@ -2,10 +2,10 @@
 
 import sys
 
-from zope.pipeline.logtext import ESCAPE_TRACEBACKS
-from zope.pipeline.logtext import client_text
-from zope.pipeline.logtext import logger_for
-from zope.pipeline.logtext import traceback_text
+from zope.pipeline.http.logtext import ESCAPE_TRACEBACKS
+from zope.pipeline.http.logtext import client_text
+from zope.pipeline.http.logtext import logger_for
+from zope.pipeline.http.logtext import traceback_text
 
 
 def test_newline_in_path_cannot_forge_a_log_line():
@@ -104,7 +104,7 @@ def formatted(name, message, *args, exc_info=None, stack_info=None,
               fmt='%(levelname)s [%(name)s] %(message)s'):
     import logging
 
-    from zope.pipeline.logtext import Formatter
+    from zope.pipeline.http.logtext import Formatter
     record = logging.LogRecord(name, logging.WARNING, __file__, 1, message,
                                args, exc_info)
     record.stack_info = stack_info
@@ -182,7 +182,7 @@ def test_time_and_stack_of_a_one_line_record():
 
 
 def test_paths_are_relative_to_their_sys_path_entry(monkeypatch):
-    from zope.pipeline.logtext import short_path
+    from zope.pipeline.http.logtext import short_path
     monkeypatch.setattr(sys, 'path', ['', '/a', '/a/site-packages/'])
     assert short_path('/a/site-packages/relstorage/x.py') == 'relstorage/x.py'
     assert short_path('/a/b.py') == 'b.py'

@@ -19,10 +19,10 @@ from ZODB.FileStorage import FileStorage
 from ZODB.utils import p64
 from ZODB.utils import z64
 
-from zope.pipeline import maintenance
-from zope.pipeline import storage
 from zope.pipeline.cli import main
 from zope.pipeline.commands import pack as pack_command
+from zope.pipeline.zodb import maintenance
+from zope.pipeline.zodb import storage
 
 from tests.conftest import ROOT
 

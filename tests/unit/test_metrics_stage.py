@@ -12,13 +12,13 @@ from zope.interface import implementer
 from zope.publisher.interfaces import IRequest
 
 from zope.pipeline import environ as keys
-from zope.pipeline.build import BuildContext
+from zope.pipeline.engine.build import BuildContext
+from zope.pipeline.engine.registry import PipelineRegistry
+from zope.pipeline.engine.registry import StageRegistration
 from zope.pipeline.interfaces import IBeforeRetry
 from zope.pipeline.metrics import RECORD_KEY
 from zope.pipeline.metrics.collector import Record
 from zope.pipeline.metrics.collector import count_retry
-from zope.pipeline.registry import PipelineRegistry
-from zope.pipeline.registry import StageRegistration
 from zope.pipeline.stages import metrics
 from zope.pipeline.stages.call import CallStage
 from zope.pipeline.stages.metrics import MetricsStage
@@ -137,7 +137,7 @@ def test_a_list_body_stays_a_list_and_is_counted_at_once(make_stage):
 
 def test_a_list_inside_closing_wrappers_is_counted_at_once_timed_to_close(
         make_stage, clock):
-    from zope.pipeline.wsgi import ClosingIterator
+    from zope.pipeline.http.wsgi import ClosingIterator
     chunks = [b'<html>', b'', b'page</html>']
     closed = []
     stage = make_stage(lambda environ, start_response: (
@@ -162,7 +162,7 @@ def test_a_list_inside_closing_wrappers_is_counted_at_once_timed_to_close(
 
 def test_a_closing_wrapper_already_iterated_is_metered_chunk_by_chunk(
         make_stage):
-    from zope.pipeline.wsgi import ClosingIterator
+    from zope.pipeline.http.wsgi import ClosingIterator
 
     def app(environ, start_response):
         start_response('200 OK', [])

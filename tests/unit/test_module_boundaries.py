@@ -4,7 +4,7 @@
 import os
 import re
 
-from zope.pipeline import modwsgi_express
+from zope.pipeline.serving import modwsgi_express
 
 from tests.conftest import ROOT
 
@@ -18,13 +18,13 @@ def imported_modules(text):
 def test_the_system_apache_wsgi_script_imports_no_command():
     with open(os.path.join(ROOT, 'etc', 'app.wsgi')) as script:
         modules = imported_modules(script.read())
-    assert 'zope.pipeline.startup' in modules
+    assert 'zope.pipeline.serving.startup' in modules
     assert not {name for name in modules
                 if name.startswith('zope.pipeline.commands')}
 
 
 def test_the_generated_mod_wsgi_script_imports_no_command():
     modules = imported_modules(modwsgi_express.WSGI_SCRIPT)
-    assert 'zope.pipeline.startup' in modules
+    assert 'zope.pipeline.serving.startup' in modules
     assert not {name for name in modules
                 if name.startswith('zope.pipeline.commands')}

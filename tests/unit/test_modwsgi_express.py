@@ -1,4 +1,4 @@
-"""zope.pipeline.modwsgi_express: the WSGI script `serve --mod-wsgi`
+"""zope.pipeline.serving.modwsgi_express: the WSGI script `serve --mod-wsgi`
 writes for its daemon processes."""
 
 import os
@@ -7,9 +7,9 @@ import runpy
 
 import pytest
 
-from zope.pipeline import modwsgi_express
-from zope.pipeline import startup
-from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
+from zope.pipeline.security.privatefiles import RUN_DIR_VARIABLE
+from zope.pipeline.serving import modwsgi_express
+from zope.pipeline.serving import startup
 
 
 @pytest.fixture

@@ -3,12 +3,12 @@
 import pytest
 from zope.configuration.exceptions import ConfigurationError
 
-from zope.pipeline.ordering import CycleError
-from zope.pipeline.ordering import OrderingError
-from zope.pipeline.ordering import PartError
-from zope.pipeline.ordering import TopologicalSorter
-from zope.pipeline.ordering import UnknownNameError
-from zope.pipeline.ordering import where
+from zope.pipeline.engine.ordering import CycleError
+from zope.pipeline.engine.ordering import OrderingError
+from zope.pipeline.engine.ordering import PartError
+from zope.pipeline.engine.ordering import TopologicalSorter
+from zope.pipeline.engine.ordering import UnknownNameError
+from zope.pipeline.engine.ordering import where
 
 from .engine_files import at
 

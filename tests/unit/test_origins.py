@@ -2,9 +2,9 @@
 
 import pytest
 
-from zope.pipeline.origins import origin_of
-from zope.pipeline.origins import serialize
-from zope.pipeline.origins import virtual_host_origin
+from zope.pipeline.http.origins import origin_of
+from zope.pipeline.http.origins import serialize
+from zope.pipeline.http.origins import virtual_host_origin
 
 
 @pytest.mark.parametrize('url, origin', [

@@ -147,7 +147,7 @@ def test_virtual_host_checks_a_host_per_scheme():
 
 
 def test_virtual_host_answers_stay_right_past_the_remembered_ones():
-    from zope.pipeline import hosts
+    from zope.pipeline.http import hosts
     from zope.pipeline.stages.virtual_host import VirtualHostStage
     stage = VirtualHostStage(None, allowed_hosts='*.example.com')
     for number in range(hosts.ANSWERS_KEPT * 2 + 3):

@@ -1,10 +1,10 @@
-"""zope.pipeline.passwords: bcrypt hashes for new passwords, and the
+"""zope.pipeline.security.passwords: bcrypt hashes for new passwords, and the
 credentials a process verified remembered by keyed digest, successes
 only."""
 
 import bcrypt
 
-from zope.pipeline import passwords
+from zope.pipeline.security import passwords
 
 #: A cheap hash for the tests (2**4 rounds); the real cost is
 #: passwords.BCRYPT_ROUNDS.

@@ -3,9 +3,9 @@
 import pytest
 from zope.publisher.interfaces import IBadRequest
 
-from zope.pipeline.paths import ClimbsAboveRoot
-from zope.pipeline.paths import has_dot_segments
-from zope.pipeline.paths import resolve
+from zope.pipeline.http.paths import ClimbsAboveRoot
+from zope.pipeline.http.paths import has_dot_segments
+from zope.pipeline.http.paths import resolve
 
 
 @pytest.mark.parametrize('path, names', [

@@ -1,12 +1,12 @@
-"""zope.pipeline.privatefiles: what counts as a private directory, and
+"""zope.pipeline.security.privatefiles: what counts as a private directory, and
 secret files written for their owner only."""
 
 import os
 
 import pytest
 
-from zope.pipeline import privatefiles
-from zope.pipeline.privatefiles import UnsafePathError
+from zope.pipeline.security import privatefiles
+from zope.pipeline.security.privatefiles import UnsafePathError
 
 
 def test_a_new_private_directory_is_made_for_its_owner_only(tmp_path):

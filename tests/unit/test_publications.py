@@ -1,6 +1,7 @@
 """<publisher> registrations (zope.app.publication's request-publication
 registry) become request types when the configuration ends
-(zope.pipeline.publications): zope.app.publication's publications onto the
+(zope.pipeline.engine.publications): zope.app.publication's publications onto
+the
 standard chains, Grok's onto view-checked ones; a publication that cannot
 be expressed fails at startup with its ZCML file and line."""
 
@@ -15,14 +16,14 @@ pytest.importorskip('zope.app.publication')
 from zope.configuration import xmlconfig  # noqa: E402
 from zope.configuration.exceptions import ConfigurationError  # noqa: E402
 
-from zope.pipeline import factories  # noqa: E402
 from zope.pipeline.app import load_zcml  # noqa: E402
 from zope.pipeline.app import make_publisher_for_loaded_site  # noqa: E402
-from zope.pipeline.introspect import describe  # noqa: E402
-from zope.pipeline.introspect import format_text  # noqa: E402
-from zope.pipeline.publications import PublicationError  # noqa: E402
-from zope.pipeline.publisher import Publisher  # noqa: E402
-from zope.pipeline.registry import UNKNOWN_PLACE  # noqa: E402
+from zope.pipeline.engine import factories  # noqa: E402
+from zope.pipeline.engine.introspect import describe  # noqa: E402
+from zope.pipeline.engine.introspect import format_text  # noqa: E402
+from zope.pipeline.engine.publications import PublicationError  # noqa: E402
+from zope.pipeline.engine.publisher import Publisher  # noqa: E402
+from zope.pipeline.engine.registry import UNKNOWN_PLACE  # noqa: E402
 
 FACTORIES = 'zope.app.publication.requestpublicationfactories.'
 OWN = 'tests.unit.publication_classes.'
@@ -281,7 +282,7 @@ def test_publisher_with_a_request_class_of_its_own_adds_a_request_type(
 
 
 PAGES = ('<pipeline:requestFactory name="pages" factory="zope.pipeline.'
-         'factories.browser" methods="GET" mimetypes="text/plain" '
+         'engine.factories.browser" methods="GET" mimetypes="text/plain" '
          'priority="50" security="view-checked" />')
 
 
@@ -358,9 +359,20 @@ def test_call_stage_the_site_registers_for_its_request_class_is_used(
         factory.rsplit('.', 1)[-1]
 
 
+def test_call_stage_of_the_site_declaring_how_it_publishes_is_checked(
+        configure):
+    # a factory of the site's own says how it publishes in its ``calls``;
+    # one that says it calls method views cannot publish objects
+    with pytest.raises(PublicationError) as raised:
+        configure(JSON_OBJECTS + CALL_STAGE
+                  % 'tests.unit.publication_classes.method_call_stage')
+    assert "(the 'call' stage tests.unit.publication_classes." \
+        'method_call_stage registered at ' in str(raised.value)
+
+
 def test_without_zope_app_publication_there_is_nothing_to_map(
         configure, monkeypatch):
-    from zope.pipeline import publications
+    from zope.pipeline.engine import publications
     monkeypatch.setitem(sys.modules, publications.REGISTRY_MODULE, None)
     assert publications.from_global_registry() == []
     assert publications.from_actions([]) == []

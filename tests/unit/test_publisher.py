@@ -12,14 +12,14 @@ from zope.interface import alsoProvides
 from zope.interface import providedBy
 from zope.publisher.browser import BrowserRequest
 
-from zope.pipeline import publisher as publisher_module
-from zope.pipeline.factories import RequestFactory
+from zope.pipeline.engine import publisher as publisher_module
+from zope.pipeline.engine.factories import RequestFactory
+from zope.pipeline.engine.ordering import TopologicalSorter
+from zope.pipeline.engine.publisher import Chain
+from zope.pipeline.engine.publisher import end_of_pipeline
 from zope.pipeline.interfaces import REQUEST_KEY
 from zope.pipeline.interfaces import IPipelineRegistry
 from zope.pipeline.interfaces import IPublisher
-from zope.pipeline.ordering import TopologicalSorter
-from zope.pipeline.publisher import Chain
-from zope.pipeline.publisher import end_of_pipeline
 
 from .engine_files import ROOT  # noqa: F401 - puts tests.engine on the path
 from tests.engine import stages as test_stages

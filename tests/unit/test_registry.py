@@ -12,11 +12,11 @@ from zope.publisher.interfaces.http import IHTTPRequest
 from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
 from zope.publisher.xmlrpc import XMLRPCRequest
 
-from zope.pipeline import factories
-from zope.pipeline.registry import PipelineRegistry
-from zope.pipeline.registry import RequestFactoryRegistration
-from zope.pipeline.registry import StageRegistration
-from zope.pipeline.registry import mimetype_of
+from zope.pipeline.engine import factories
+from zope.pipeline.engine.registry import PipelineRegistry
+from zope.pipeline.engine.registry import RequestFactoryRegistration
+from zope.pipeline.engine.registry import StageRegistration
+from zope.pipeline.engine.registry import mimetype_of
 
 from .engine_files import at
 

@@ -8,11 +8,11 @@ from persistent.mapping import PersistentMapping
 from ZODB.Connection import Connection
 from ZODB.MappingStorage import MappingStorage
 
-from zope.pipeline import responsecache
-from zope.pipeline.responsecache import CachePolicy
-from zope.pipeline.responsecache import Learned
-from zope.pipeline.responsecache import RecordingConnection
-from zope.pipeline.responsecache import ResponseCache
+from zope.pipeline.zodb import responsecache
+from zope.pipeline.zodb.responsecache import CachePolicy
+from zope.pipeline.zodb.responsecache import Learned
+from zope.pipeline.zodb.responsecache import RecordingConnection
+from zope.pipeline.zodb.responsecache import ResponseCache
 
 
 @pytest.fixture
@@ -186,7 +186,7 @@ def test_open_root_makes_each_chosen_database_record(db):
 
 
 def test_a_process_database_records_from_its_opening_or_at_once():
-    from zope.pipeline.storage import ProcessDatabase
+    from zope.pipeline.zodb.storage import ProcessDatabase
     opened_first = ProcessDatabase('', 'Application', PersistentMapping)
     later = ProcessDatabase('', 'Application', PersistentMapping)
     try:
@@ -198,3 +198,236 @@ def test_a_process_database_records_from_its_opening_or_at_once():
     finally:
         opened_first.close()
         later.close()
+
+
+# -- the pages each object's change drops, and the shared poll
+
+
+def entry(reads):
+    return responsecache.Entry('200 OK', [], b'page', reads, '"e"', None,
+                               0.0, 10)
+
+
+def test_invalidate_drops_the_pages_that_read_an_object_and_only_them():
+    cache = ResponseCache(1 << 20)
+    cache.put('base', Learned((), 10))
+    cache.put('a', entry({b'1': b's', b'2': b's'}))
+    cache.put('b', entry({b'2': b's'}))
+    cache.put('c', entry({b'3': b's'}))
+    assert cache.invalidate({b'2', b'9'}) == 2
+    assert [cache.get(key) is None for key in 'abc'] == [True, True, False]
+    assert cache.invalidate({b'1', b'2'}) == 0      # forgotten with them
+    assert cache.invalidate(None) == 1              # every page ...
+    assert cache.get('base') is not None and len(cache) == 1  # ... no key
+
+
+def test_a_page_replaced_or_evicted_is_no_longer_dropped_for_its_reads():
+    cache = ResponseCache(1600)         # three pages of 514 bytes
+    cache.put('a', entry({b'1': b's'}))
+    cache.put('a', entry({b'2': b's'}))
+    assert cache.invalidate({b'1'}) == 0 and cache.get('a') is not None
+    for name in 'bcd':                  # 'a' is the least recently used
+        cache.put(name, entry({b'3': b's'}))
+    assert cache.get('a') is None
+    assert cache.invalidate({b'2'}) == 0
+    assert cache.invalidate({b'3'}) == 3 and len(cache) == 0
+    assert cache.size == 0
+
+
+def test_a_storage_that_does_not_poll_has_no_shared_poll(db):
+    assert responsecache.shared_poll_for(db) is None
+
+
+@pytest.fixture
+def relstorage(tmp_path):
+    """The process's database and another process's, on the same SQLite
+    files; yields (db, commit(name, value) as the other process)."""
+    from zope.pipeline.zodb.storage import open_database
+
+    from tests.functional.inner import sqlite_config
+    config = sqlite_config(tmp_path)
+    db, other = open_database(config), open_database(config)
+
+    def commit(name, value):
+        manager = transaction.TransactionManager(explicit=True)
+        connection = other.open(transaction_manager=manager)
+        manager.begin()
+        connection.root()[name] = value
+        manager.commit()
+        connection.close()
+    commit('a', 1)
+    commit('b', 1)
+    yield db, commit
+    db.close()
+    other.close()
+
+
+@pytest.fixture
+def two_relstorages(tmp_path):
+    """Two databases on the same SQLite files (as a process's, then its
+    forked child's)."""
+    from zope.pipeline.zodb.storage import open_database
+
+    from tests.functional.inner import sqlite_config
+    config = sqlite_config(tmp_path)
+    first, second = open_database(config), open_database(config)
+    yield first, second
+    first.close()
+    second.close()
+
+
+def root_oid(db):
+    connection = db.open()
+    try:
+        return connection.root()._p_oid
+    finally:
+        connection.close()
+
+
+def test_a_commit_landing_between_two_hits_is_seen_by_the_second(
+        relstorage):
+    db, commit = relstorage
+    cache = ResponseCache(1 << 20)
+    poll = responsecache.shared_poll_for(db)
+    try:
+        poll.sync(cache, poll.arrival())
+        cache.put('page', entry({root_oid(db): b's'}))
+        first = poll.arrival()
+        poll.sync(cache, first)
+        assert cache.get('page') is not None        # the first hit
+        commit('a', 2)                              # lands between them
+        second = poll.arrival()         # arrived after the first's poll
+        poll.sync(cache, second)
+        assert cache.get('page') is None            # never stale
+    finally:
+        poll.close()
+
+
+def test_a_poll_started_after_the_arrival_is_shared_an_older_one_is_not(
+        relstorage):
+    db, commit = relstorage
+    cache = ResponseCache(1 << 20)
+    poll = responsecache.shared_poll_for(db)
+    try:
+        early = poll.arrival()          # arrived before the next poll
+        late = poll.arrival()
+        poll.sync(cache, early)         # the poll of a concurrent request
+        assert poll.done == early + 1
+        poll.sync(cache, late)          # it started after `late` arrived
+        assert poll.done == early + 1   # shared: no second poll
+        now = poll.arrival()            # arrived after it started
+        cache.put('page', entry({root_oid(db): b's'}))
+        commit('a', 3)
+        poll.sync(cache, now)
+        assert poll.done == early + 2 and cache.get('page') is None
+    finally:
+        poll.close()
+
+
+def test_a_page_is_kept_unless_a_poll_since_its_mark_saw_what_it_read(
+        relstorage):
+    db, commit = relstorage
+    cache = ResponseCache(1 << 20)
+    poll = responsecache.shared_poll_for(db)
+    try:
+        poll.sync(cache, poll.arrival())
+        oid = root_oid(db)
+        mark = poll.mark()
+        # no poll since the mark: kept
+        assert poll.store(cache, 'kept', entry({oid: b's'}), mark) == 0
+        # a poll since, of a commit to what it read: not kept
+        commit('a', 4)
+        poll.sync(cache, poll.arrival())
+        assert poll.store(cache, 'stale', entry({oid: b's'}), mark) is None
+        assert cache.get('kept') is None and cache.get('stale') is None
+        # a poll since, of a commit to another object only: kept
+        mark = poll.mark()
+        commit('a', 5)                  # changes the root only
+        poll.sync(cache, poll.arrival())
+        assert poll.store(cache, 'other', entry({b'x': b's'}), mark) == 0
+        # more polls since than the log holds: not kept
+        mark = poll.mark()
+        for _ in range(poll.LOG_SIZE + 1):
+            poll.sync(cache, poll.arrival())
+        assert poll.store(cache, 'late', entry({b'x': b's'}), mark) is None
+    finally:
+        poll.close()
+
+
+# -- the stages around the shared poll
+
+
+class Source:
+    """open_root's database source: ``get()`` returns the next of
+    ``dbs`` each time (the last one once they are used up)."""
+
+    def __init__(self, *dbs):
+        self.dbs = list(dbs)
+
+    def get(self):
+        return self.dbs.pop(0) if len(self.dbs) > 1 else self.dbs[0]
+
+
+def cache_stage(**kw):
+    from zope.pipeline.stages.response_cache import ResponseCacheStage
+    return ResponseCacheStage(lambda environ, start_response: ['rendered'],
+                              **kw)
+
+
+def test_a_new_database_gets_a_new_poll_and_drops_the_pages_kept(
+        two_relstorages):
+    from zope.pipeline.stages.response_cache import ResponseCacheHitStage
+    first, second = two_relstorages
+    hit = ResponseCacheHitStage(None, cache_stage(),
+                                Source(first, first, second))
+    cache = hit.cache
+    poll = hit.poll()
+    assert poll.db is first and hit.poll() is poll
+    cache.put('base', Learned((), 10))
+    cache.put('page', entry({b'1': b's'}))
+    renewed = hit.poll()            # the database of a forked process
+    assert renewed.db is second and cache.poll is renewed
+    assert cache.get('page') is None and cache.get('base') is not None
+    poll.close()
+    renewed.close()
+
+
+def test_a_database_that_does_not_poll_is_asked_once(db, monkeypatch):
+    from zope.pipeline.stages import response_cache
+    asked = []
+    monkeypatch.setattr(response_cache, 'shared_poll_for', lambda db: (
+        asked.append(db), responsecache.shared_poll_for(db))[1])
+    hit = response_cache.ResponseCacheHitStage(None, cache_stage(),
+                                               Source(db))
+    assert hit.poll() is None and hit.poll() is None
+    assert asked == [db]
+
+
+def test_without_a_front_the_stage_keeps_nothing_once_a_poll_exists(db):
+    from zope.pipeline import environ as keys
+    responsecache.install(db)
+    stage = cache_stage()
+    stage.cache.poll = object()     # a response_cache_hit polls
+    connection = db.open()
+    try:
+        environ = {'REQUEST_METHOD': 'GET', keys.CONNECTION: connection}
+        assert stage(environ, None) == ['rendered']
+        assert len(stage.cache) == 0    # not even a learned key
+    finally:
+        connection.close()
+
+
+def test_the_hit_stage_is_built_only_beside_a_cache_and_a_fixed_database():
+    from zope.pipeline.stages import response_cache as module
+    app = object()
+
+    class Build:
+        shared = {}
+    assert module.response_cache_hit_stage(app, build=Build()) is app
+    stage = cache_stage(build=Build())      # a cache, no fixed database
+    assert module.response_cache_hit_stage(app, build=Build()) is app
+    Build.shared[module.STAGE_KEY] = stage
+    Build.shared[responsecache.DATABASE_SOURCE] = Source(None)
+    built = module.response_cache_hit_stage(app, build=Build())
+    assert built.stage is stage and built.next_app is app
+    assert module.STAGE_KEY not in Build.shared     # taken for one chain

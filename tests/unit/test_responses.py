@@ -24,8 +24,8 @@ from zope.security.interfaces import ForbiddenAttribute
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
-from zope.pipeline import factories
-from zope.pipeline import responses
+from zope.pipeline.engine import factories
+from zope.pipeline.publishing import responses
 
 from .test_speedups_zope_publisher import publisher_speedups  # noqa: F401
 from .test_speedups_zope_publisher import stock_publisher  # noqa: F401

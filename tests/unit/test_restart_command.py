@@ -1,4 +1,4 @@
-"""zope.pipeline.readiness and `zope-pipeline restart`, on fake daemon
+"""zope.pipeline.stages.readiness and `zope-pipeline restart`, on fake daemon
 processes: children of this test process named as mod_wsgi names its
 daemon processes, and a thread playing Apache's parent, which starts a
 successor when one ends and has it mark the site loaded.  (The real
@@ -10,11 +10,11 @@ import threading
 
 import pytest
 
-from zope.pipeline import readiness
-from zope.pipeline import rolling
-from zope.pipeline import startup
 from zope.pipeline.cli import main as zope_pipeline
-from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
+from zope.pipeline.security.privatefiles import RUN_DIR_VARIABLE
+from zope.pipeline.serving import rolling
+from zope.pipeline.serving import startup
+from zope.pipeline.stages import readiness
 
 
 class FakeApache:
@@ -134,6 +134,55 @@ def test_a_successor_that_cannot_serve_stops_the_restart(server, apache):
     assert first not in left
 
 
+def test_a_restart_leaving_rotation_is_out_of_it_throughout(
+        server, apache, monkeypatch, capsys):
+    apache({'(wsgi:site)': 2})
+    asked = []
+    ask = rolling.ask_to_restart
+
+    def recording(pid):
+        asked.append(readiness.is_out_of_rotation(server['run']))
+        ask(pid)
+    monkeypatch.setattr(rolling, 'ask_to_restart', recording)
+    assert restart_command(server, '--timeout', '20',
+                           '--leave-rotation', '0.01') == 0
+    assert asked == [True, True]
+    assert not readiness.is_out_of_rotation(server['run'])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == 'Out of rotation: waiting 0.01 s for the balancer.'
+    assert out[-1] == 'Back in rotation: waiting 0.01 s for the balancer.'
+
+
+def test_a_restart_that_stops_puts_the_server_back_in_rotation(server,
+                                                               apache):
+    apache({'(wsgi:site)': 1}, successor_state=readiness.UNAVAILABLE)
+    with pytest.raises(SystemExit, match='the restart stops here'):
+        restart_command(server, '--timeout', '20', '--leave-rotation',
+                        '0.01')
+    assert not readiness.is_out_of_rotation(server['run'])
+
+
+def test_out_of_rotation_is_one_file_in_the_run_directory(tmp_path,
+                                                          monkeypatch):
+    monkeypatch.delenv(RUN_DIR_VARIABLE, raising=False)
+    assert not readiness.is_out_of_rotation()
+    assert not readiness.is_out_of_rotation(str(tmp_path))
+    readiness.leave_rotation(str(tmp_path))
+    assert os.listdir(tmp_path) == ['out-of-rotation']
+    monkeypatch.setenv(RUN_DIR_VARIABLE, str(tmp_path))
+    assert readiness.is_out_of_rotation()
+    readiness.join_rotation(str(tmp_path))
+    assert not readiness.is_out_of_rotation()
+
+
+def test_out_of_rotation_is_never_written_through_a_link(tmp_path):
+    target = tmp_path / 'elsewhere'
+    (tmp_path / 'out-of-rotation').symlink_to(target)
+    with pytest.raises(OSError):
+        readiness.leave_rotation(str(tmp_path))
+    assert not target.exists()
+
+
 def test_a_successor_that_never_loads_the_site_is_named(server, apache):
     apache({'(wsgi:site)': 1}, mark=False)
     with pytest.raises(SystemExit, match='did not load the site within '
@@ -162,7 +211,7 @@ def test_a_restarting_process_has_the_longest_request_to_end(
     (issue 45): the wait for its end is --drain (by default the longest
     request of the shipped administrative group) + --timeout."""
     from zope.pipeline.commands import serve
-    from zope.pipeline.modwsgi_express import drain_seconds
+    from zope.pipeline.serving.modwsgi_express import drain_seconds
     assert rolling.DRAIN == drain_seconds(serve.DEFAULT_ADMIN_REQUEST_TIMEOUT,
                                           serve.DEFAULT_ADMIN_THREADS)
     apache({'(wsgi:site)': 1})
@@ -269,7 +318,7 @@ def test_a_marker_that_cannot_be_written_is_logged(tmp_path, caplog):
 
 
 
-# -- a touch of the WSGI script: zope.pipeline.rolling
+# -- a touch of the WSGI script: zope.pipeline.serving.rolling
 
 
 def test_a_roll_restarts_the_older_processes_then_its_own(server, apache):
@@ -363,8 +412,11 @@ def test_the_lock_file_belongs_to_the_run_directory_owner(server):
     assert oct(os.stat(path).st_mode & 0o777) == '0o600'
 
 
+@pytest.mark.parametrize('error', [
+    PermissionError('no lock for you'),
+    rolling.UnsafePathError('no lock for you')])
 def test_a_roll_that_cannot_start_is_logged_and_watched_again(
-        tmp_path, monkeypatch, caplog):
+        tmp_path, monkeypatch, caplog, error):
     script = tmp_path / 'app.wsgi'
     script.write_text('')
     attempts = []
@@ -372,7 +424,7 @@ def test_a_roll_that_cannot_start_is_logged_and_watched_again(
     def roll(run_dir, touched, drain):
         attempts.append(touched)
         if len(attempts) == 1:
-            raise PermissionError('no lock for you')
+            raise error
         raise Rolled
     monkeypatch.setattr(rolling, 'roll', roll)
     baseline = rolling.modification_time(str(script))
@@ -387,3 +439,15 @@ def test_a_roll_that_cannot_start_is_logged_and_watched_again(
         rolling.watch(str(script), baseline, 'run', interval=0.01)
     assert attempts == [1.0, 2.0]
     assert 'Rolling restart impossible: no lock for you' in caplog.text
+
+
+def test_a_lock_that_is_a_hard_link_stops_the_restart_with_its_reason(
+        tmp_path):
+    from zope.pipeline.commands import restart
+    run_dir = tmp_path / 'run'
+    run_dir.mkdir(mode=0o700)
+    (tmp_path / 'other').write_text('')
+    os.link(tmp_path / 'other', run_dir / rolling.LOCK_NAME)
+    with pytest.raises(rolling.RestartError, match='not a file of its own'):
+        restart.take_turn_in(str(run_dir))
+

@@ -11,9 +11,9 @@ from zope.security.management import endInteraction
 from zope.security.management import newInteraction
 from zope.security.management import queryInteraction
 
-from zope.pipeline.scene import Scene
-from zope.pipeline.scene import StreamInScene
-from zope.pipeline.scene import end_interaction
+from zope.pipeline.publishing.scene import Scene
+from zope.pipeline.publishing.scene import StreamInScene
+from zope.pipeline.publishing.scene import end_interaction
 
 
 class Site:
@@ -122,7 +122,7 @@ class Synch:
 
 
 def test_request_manager_holds_what_the_stock_manager_holds():
-    from zope.pipeline.scene import RequestTransactionManager
+    from zope.pipeline.publishing.scene import RequestTransactionManager
     manager = RequestTransactionManager()
     stock = transaction.TransactionManager(explicit=True)
     assert set(vars(manager)) == set(vars(stock))

@@ -1,6 +1,6 @@
 """Choosing a request type's security model in ZCML (pipeline:security,
 pipeline:requestFactory's security) and what the models are made of
-(zope.pipeline.securitymodels)."""
+(zope.pipeline.security.models)."""
 
 import pytest
 from zope.component import provideAdapter
@@ -20,12 +20,12 @@ from zope.security.interfaces import Forbidden
 from zope.security.proxy import Proxy
 from zope.security.proxy import removeSecurityProxy
 
-from zope.pipeline import securitymodels
 from zope.pipeline.app import load_zcml
+from zope.pipeline.engine.introspect import format_text
+from zope.pipeline.engine.publisher import Publisher
 from zope.pipeline.interfaces import ITrustedView
-from zope.pipeline.introspect import format_text
-from zope.pipeline.publication import ViewCheckedPublication
-from zope.pipeline.publisher import Publisher
+from zope.pipeline.publishing.publication import ViewCheckedPublication
+from zope.pipeline.security import models as securitymodels
 
 SITE = '''<configure xmlns="http://namespaces.zope.org/zope"
            xmlns:pipeline="http://namespaces.zope.org/pipeline">
@@ -107,18 +107,18 @@ def test_unknown_security_model_fails_with_the_accepted_ones(configure):
 def test_request_factory_takes_a_security_model(configure):
     registry = configure(
         '<pipeline:requestFactory name="pages" factory="zope.pipeline.'
-        'factories.browser" methods="GET" mimetypes="text/plain" '
+        'engine.factories.browser" methods="GET" mimetypes="text/plain" '
         'priority="50" security="bogus" />'.replace('bogus', 'proxied'))
     assert securities(registry)['pages'] == 'proxied'
     with pytest.raises(ConfigurationError) as raised:
         configure('<pipeline:requestFactory name="pages" factory="zope.'
-                  'pipeline.factories.browser" security="bogus" />')
+                  'pipeline.engine.factories.browser" security="bogus" />')
     assert 'security="bogus" at %s:4: expected one of' % configure.path in \
         str(raised.value)
 
 
 def test_chain_without_request_type_is_proxied(configure):
-    from zope.pipeline.build import BuildContext
+    from zope.pipeline.engine.build import BuildContext
     registry = configure('<pipeline:security model="view-checked" />')
     assert registry.request_type_named('pages') is None
     build = BuildContext(registry, {}, [], None, None,
@@ -128,8 +128,8 @@ def test_chain_without_request_type_is_proxied(configure):
 
 
 def test_each_model_is_one_object_the_stages_ask():
-    from zope.pipeline.publication import Publication
-    from zope.pipeline.publication import publication_factory
+    from zope.pipeline.publishing.publication import Publication
+    from zope.pipeline.publishing.publication import publication_factory
     proxied = securitymodels.security_model('proxied')
     checked = securitymodels.security_model('view-checked')
     assert (proxied, checked) == (securitymodels.PROXIED_MODEL,

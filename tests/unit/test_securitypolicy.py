@@ -49,18 +49,18 @@ from zope.securitypolicy.rolepermission import AnnotationRolePermissionManager
 from zope.securitypolicy.rolepermission import rolePermissionManager
 from zope.securitypolicy.tests import test_zopepolicy
 
-from zope.pipeline import securitypolicy
-from zope.pipeline.securitypolicy import ROOTED
-from zope.pipeline.securitypolicy import PerRequestSecurityPolicy
-from zope.pipeline.securitypolicy import ZopeSecurityPolicy
-from zope.pipeline.securitypolicy import _shared
-from zope.pipeline.securitypolicy import clear_shared_grants
-from zope.pipeline.securitypolicy import global_decisions
-from zope.pipeline.securitypolicy import grants_nothing
-from zope.pipeline.securitypolicy import has_no_local_maps
-from zope.pipeline.securitypolicy import shared_grants
-from zope.pipeline.securitypolicy import snapshot_of
-from zope.pipeline.securitypolicy import watch_global_maps
+from zope.pipeline.security import policy as securitypolicy
+from zope.pipeline.security.policy import ROOTED
+from zope.pipeline.security.policy import PerRequestSecurityPolicy
+from zope.pipeline.security.policy import ZopeSecurityPolicy
+from zope.pipeline.security.policy import _shared
+from zope.pipeline.security.policy import clear_shared_grants
+from zope.pipeline.security.policy import global_decisions
+from zope.pipeline.security.policy import grants_nothing
+from zope.pipeline.security.policy import has_no_local_maps
+from zope.pipeline.security.policy import shared_grants
+from zope.pipeline.security.policy import snapshot_of
+from zope.pipeline.security.policy import watch_global_maps
 
 PRINCIPALS = ('alice', 'bob', 'group.staff', 'group.all')
 PERMISSIONS = ('perm.view', 'perm.edit')
@@ -879,7 +879,7 @@ def test_a_participation_added_after_a_global_decision_is_checked_again(
 def test_the_local_maps_are_asked_together_as_each_would_be_alone(
         grant_adapters, component_speedups):
     from zope.pipeline.components import hooked_factory
-    from zope.pipeline.securitypolicy import LOCAL_MAPS
+    from zope.pipeline.security.policy import LOCAL_MAPS
 
     @implementer(IPrincipalRoleMap)
     class ProvidesAMap(View):

@@ -7,8 +7,8 @@ import pytest
 from paste.deploy import loadapp
 from zope.configuration.exceptions import ConfigurationError
 
-from zope.pipeline.settings import convert
-from zope.pipeline.settings import split_settings
+from zope.pipeline.engine.settings import convert
+from zope.pipeline.engine.settings import split_settings
 
 from .engine_files import engine_file
 from tests.engine.stages import WithSettings

@@ -1,4 +1,4 @@
-"""zope.pipeline.failedlogins.SharedFailedLogins: the counts of
+"""zope.pipeline.security.failedlogins.SharedFailedLogins: the counts of
 FailedLogins, kept in a private directory for every process using it."""
 
 import logging
@@ -7,9 +7,9 @@ import sqlite3
 
 import pytest
 
-from zope.pipeline import failedlogins
-from zope.pipeline.failedlogins import STORE_FILE
-from zope.pipeline.failedlogins import SharedFailedLogins
+from zope.pipeline.security import failedlogins
+from zope.pipeline.security.failedlogins import STORE_FILE
+from zope.pipeline.security.failedlogins import SharedFailedLogins
 from zope.pipeline.stages.authenticate import IN_MEMORY
 from zope.pipeline.stages.authenticate import failures_directory
 
@@ -128,7 +128,7 @@ def test_an_unusable_directory_falls_back_to_memory_and_says_so(
     other.mkdir(mode=0o777)
     other.chmod(0o777)  # writable by others: not private
     failed = SharedFailedLogins(str(other), window=60)
-    with caplog.at_level(logging.ERROR, 'zope.pipeline.failedlogins'):
+    with caplog.at_level(logging.ERROR, 'zope.pipeline.security.failedlogins'):
         failed.fail('k', 1)
         assert failed.retry_after('k', 1) > 0
         failed.reset('k')
@@ -161,7 +161,7 @@ def test_a_file_that_is_no_database_falls_back_to_memory(directory, clock,
     with open(os.path.join(directory, STORE_FILE), 'wb') as stream:
         stream.write(b'not a database' * 100)
     failed = SharedFailedLogins(directory, window=60, clock=clock)
-    with caplog.at_level(logging.ERROR, 'zope.pipeline.failedlogins'):
+    with caplog.at_level(logging.ERROR, 'zope.pipeline.security.failedlogins'):
         assert failed.retry_after('k', 1) == 0
         failed.fail('k', 1)
     assert failed.retry_after('k', 1) == 60

@@ -17,9 +17,9 @@ from zope.pagetemplate.pagetemplate import PTRuntimeError
 from zope.publisher.browser import TestRequest as StockTestRequest
 
 from zope.pipeline import _speedups
-from zope.pipeline import templates
 from zope.pipeline._speedups import zope_browserpage
-from zope.pipeline.templates import ChameleonProgram
+from zope.pipeline.publishing import templates
+from zope.pipeline.publishing.templates import ChameleonProgram
 
 from .test_templates import Content
 from .test_templates import PageView
@@ -111,22 +111,27 @@ def test_install_puts_ours_and_uninstall_the_very_stock_call_back(
     assert ViewPageTemplateFile.__dict__['__call__'] is stock
 
 
-def test_the_seam_installs_and_uninstalls_it(seam_restored, monkeypatch):
+def test_the_seam_installs_and_uninstalls_it(seam_restored):
     assert 'zope_browserpage' in _speedups.MODULES
     stock = stock_call()
+    was_installed = _speedups.State.installed
     zope_browserpage.uninstall()
-    monkeypatch.setattr(_speedups.State, 'installed', False)
+    _speedups.uninstall()
     _speedups.install()
     try:
         assert ViewPageTemplateFile.__call__ is \
             zope_browserpage.call_view_template
     finally:
         _speedups.uninstall()
-    assert ViewPageTemplateFile.__dict__['__call__'] is stock
+        assert ViewPageTemplateFile.__dict__['__call__'] is stock
+        # the whole seam as the tests before left it (its other modules
+        # too: the functional tests ask for them)
+        if was_installed:
+            _speedups.install()
 
 
 def test_importing_the_templates_and_the_speedup_installs_nothing():
-    code = ('import zope.pipeline.templates, '
+    code = ('import zope.pipeline.publishing.templates, '
             'zope.pipeline._speedups.zope_browserpage as speedup; '
             'from zope.browserpage.viewpagetemplatefile import '
             'ViewPageTemplateFile as T; '

@@ -10,8 +10,8 @@ from zope.publisher.http import HTTPRequest
 from zope.publisher.xmlrpc import XMLRPCRequest
 
 from zope.pipeline import components
-from zope.pipeline import factories
 from zope.pipeline._speedups import zope_publisher
+from zope.pipeline.engine import factories
 
 from .environs import minimal_environ
 
@@ -274,7 +274,9 @@ def test_another_charset_adapter_is_asked_every_time(charsets):
      lambda n: (charset_environ('x-%d, utf-8' % n), 'text/plain')),
     ('_text_types', 'MAX_TEXT_TYPES',
      lambda n: (charset_environ(), 'text/plain;x=%d' % n)),
-], ids=['charsets', 'text types'])
+    ('_header_names', 'MAX_HEADER_NAMES',
+     lambda n: (charset_environ(), 'text/plain')),
+], ids=['charsets', 'text types', 'header names'])
 def test_the_remembered_outcomes_are_bounded(charsets, monkeypatch, memo,
                                              bound, vary):
     monkeypatch.setattr(zope_publisher, bound, 3)
@@ -290,3 +292,39 @@ def test_the_remembered_outcomes_are_bounded(charsets, monkeypatch, memo,
         stock.setResult('x')
         assert response.getHeaders() == stock.getHeaders()
         assert 1 <= len(getattr(zope_publisher, memo)) <= 3
+
+
+def headers_sent(make):
+    response = make(io.BytesIO(b''), charset_environ()).response
+    response.setHeader('x-my-header', 'a')
+    response.setHeader('X-Literal-NAME', 'b', literal=True)
+    response.setResult(b'x')
+    return response.getHeaders()
+
+
+def test_header_names_are_remembered_as_zope_publisher_spells_them(
+        charsets):
+    """A name set in lower case is capitalized per word, a literal one
+    kept; the next responses get the remembered spelling."""
+    for _ in range(2):
+        assert headers_sent(factories.browser) == headers_sent(
+            BrowserRequest)
+    assert zope_publisher._header_names['x-my-header'] == 'X-My-Header'
+    assert zope_publisher._header_names['X-Literal-NAME'] == \
+        'X-Literal-NAME'
+
+
+def test_cookies_are_sent_as_zope_publisher_sends_them(charsets):
+    made = []
+    for make in (factories.browser, BrowserRequest):
+        response = make(io.BytesIO(b''), charset_environ()).response
+        response.setCookie('a', 'b', path='/')
+        response.setResult(b'x')
+        made.append(response.getHeaders())
+    assert made[0] == made[1]
+    assert ('Set-Cookie', 'a=b; Path=/') in made[0]
+
+
+def test_a_header_name_that_is_not_text_is_not_remembered(charsets):
+    assert zope_publisher.header_name(b'X-Bytes') == b'X-Bytes'
+    assert zope_publisher._header_names == {}

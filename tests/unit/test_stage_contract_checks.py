@@ -8,12 +8,12 @@ import pytest
 from zope.configuration.exceptions import ConfigurationError
 
 import zope.pipeline
-from zope.pipeline.contract import UNDECLARED
-from zope.pipeline.contract import Contract
-from zope.pipeline.contract import check_chain
-from zope.pipeline.contract import contract_of
-from zope.pipeline.contract import result_keys
-from zope.pipeline.registry import StageRegistration
+from zope.pipeline.engine.contract import UNDECLARED
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.engine.contract import check_chain
+from zope.pipeline.engine.contract import contract_of
+from zope.pipeline.engine.contract import result_keys
+from zope.pipeline.engine.registry import StageRegistration
 
 from .engine_files import line_of
 
@@ -121,7 +121,8 @@ def test_a_contract_declared_as_separate_attributes_is_refused():
     assert str(raised.value) == (
         "Stage 'former' (registered at site.zcml:4): its factory declares "
         'reads, publishes as attributes of their own; declare its contract '
-        'once, as ``contract = zope.pipeline.contract.Contract(reads=..., '
+        'once, as ``contract = zope.pipeline.engine.contract.Contract('
+        'reads=..., '
         'publishes=...)``.')
 
 

@@ -1,13 +1,15 @@
-"""zope.pipeline.startup: a site loads once per process and never half; a
+"""zope.pipeline.serving.startup: a site loads once per process and never half;
+a
 process that cannot serve answers 503 and says why once in the log."""
 
+import gc
 import logging
 import os
 
 import pytest
 import webtest
 
-from zope.pipeline import startup
+from zope.pipeline.serving import startup
 
 BROKEN_ZCML = '''\
 <configure xmlns="http://namespaces.zope.org/zope">
@@ -45,7 +47,7 @@ def test_a_site_that_cannot_load_answers_503_and_loads_only_once(
     real = startup.load_application
     monkeypatch.setattr(startup, 'load_application',
                         lambda *args: loads.append(args) or real(*args))
-    with caplog.at_level(logging.ERROR, 'zope.pipeline.startup'):
+    with caplog.at_level(logging.ERROR, 'zope.pipeline.serving.startup'):
         first = startup.load_site(ini)
         # mod_wsgi imports the WSGI script again after a failure.
         second = startup.load_site(ini)
@@ -94,6 +96,38 @@ def site(environ, start_response):
     return [b'served']
 
 
+class Loaded:
+    """An object made while loading (a plain class: the collector tracks
+    its instances)."""
+
+
+def test_what_a_process_loads_is_frozen_and_the_collector_back_on():
+    gc.unfreeze()
+    with startup.kept_for_the_process():
+        assert not gc.isenabled()  # no collection while loading
+        loaded = Loaded()
+    assert gc.isenabled()
+    # in the permanent generation: in none a collection walks
+    assert gc.is_tracked(loaded)
+    assert not any(any(alive is loaded for alive in gc.get_objects(number))
+                   for number in range(3))
+
+
+def test_a_collector_that_was_off_stays_off_after_loading():
+    gc.disable()
+    with startup.kept_for_the_process():
+        pass
+    assert not gc.isenabled()
+    assert gc.get_freeze_count() > 0
+
+
+def test_load_site_freezes_the_loaded_site(clean_zope, tmp_path):
+    gc.unfreeze()
+    startup.load_site(write_ini(tmp_path))
+    assert gc.isenabled()
+    assert gc.get_freeze_count() > 0
+
+
 def test_requests_get_503_until_the_database_opens_then_the_site(caplog):
     database = FlakyDatabase(failures=3)
     clock = Clock()
@@ -101,7 +135,7 @@ def test_requests_get_503_until_the_database_opens_then_the_site(caplog):
         site, [database], lambda error: 'explained: %s' % error,
         interval=5, clock=clock, first_error=RuntimeError('Access denied'))
     app = webtest.TestApp(guard)
-    with caplog.at_level(logging.ERROR, 'zope.pipeline.startup'):
+    with caplog.at_level(logging.ERROR, 'zope.pipeline.serving.startup'):
         # Within the interval of the failure at the start: no attempt.
         app.get('/', status=503)
         assert database.attempts == 0
@@ -129,7 +163,7 @@ def test_a_different_error_is_logged_once(caplog):
         site, [database], lambda error: 'explained: %r' % error,
         interval=1, clock=clock, first_error=RuntimeError('Access denied'))
     app = webtest.TestApp(guard)
-    with caplog.at_level(logging.ERROR, 'zope.pipeline.startup'):
+    with caplog.at_level(logging.ERROR, 'zope.pipeline.serving.startup'):
         for _ in range(4):
             clock.now += 1
             app.get('/', status=503)

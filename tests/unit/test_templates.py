@@ -1,4 +1,5 @@
-"""zope.pipeline.templates: view templates compiled by Chameleon render
+"""zope.pipeline.publishing.templates: view templates compiled by Chameleon
+render
 what zope.tal renders, and what Chameleon must not or cannot compile
 stays with zope.tal."""
 
@@ -35,9 +36,9 @@ from zope.traversing.interfaces import IPathAdapter
 from zope.traversing.interfaces import ITraversable
 from zope.traversing.interfaces import TraversalError
 
-from zope.pipeline import templates
-from zope.pipeline.privatefiles import UnsafePathError
-from zope.pipeline.templates import ChameleonProgram
+from zope.pipeline.publishing import templates
+from zope.pipeline.publishing.templates import ChameleonProgram
+from zope.pipeline.security.privatefiles import UnsafePathError
 
 PAGE = '''\
 <!DOCTYPE html>

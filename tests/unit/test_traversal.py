@@ -1,9 +1,11 @@
-"""zope.pipeline.traversers.Traversal, the traverse stage's policy, asked
+"""zope.pipeline.publishing.traversers.Traversal, the traverse stage's policy,
+asked
 by zope.publisher's own loop (``request.traverse``), gives what
 zope.app.publication's ``BrowserPublication`` gives (the same object,
 names, URL, base, hooks, errors), and follows every registration: global
 or in a local site, an interface an instance provides, a replaced
-method."""
+method; each test runs with Traversal's own steps and with those of
+``zope.pipeline._speedups.zope_container`` (``traversal_steps``)."""
 
 import io
 
@@ -45,12 +47,50 @@ from zope.security.proxy import removeSecurityProxy
 from zope.traversing.interfaces import ITraversable
 from zope.traversing.namespace import view as ViewNamespace
 
-from zope.pipeline.publication import ViewCheckedPublication
-from zope.pipeline.traversers import Traversal
-from zope.pipeline.traversers import ViewTraverser
+from zope.pipeline import components
+from zope.pipeline._speedups import zope_component
+from zope.pipeline._speedups import zope_container
+from zope.pipeline.publishing.publication import ViewCheckedPublication
+from zope.pipeline.publishing.traversers import Traversal
+from zope.pipeline.publishing.traversers import ViewTraverser
 
 CONTAINER_NAMES = ('__getitem__', 'get', '__contains__', 'keys', 'values',
                    'items', '__len__', '__iter__')
+
+
+@pytest.fixture
+def container_speedups(monkeypatch):
+    """This module installed for the test, whatever
+    ZOPE_PIPELINE_SPEEDUPS says (with the seam's zope_component's
+    lookups)."""
+    for name in zope_component.REPLACED:
+        monkeypatch.setattr(components, name, getattr(zope_component, name))
+    installed = bool(zope_container._saved)
+    zope_container.install()
+    yield
+    if not installed:
+        zope_container.uninstall()
+
+
+@pytest.fixture
+def stock_container():
+    """This module uninstalled for the test."""
+    installed = bool(zope_container._saved)
+    zope_container.uninstall()
+    yield
+    if installed:
+        zope_container.install()
+
+
+@pytest.fixture(autouse=True, params=['stock', 'inline'])
+def traversal_steps(request):
+    """Every test twice: Traversal's own steps, then those of
+    ``zope.pipeline._speedups.zope_container`` (the stock traversers
+    stood in for)."""
+    fixture = 'container_speedups' if request.param == 'inline' \
+        else 'stock_container'
+    request.getfixturevalue(fixture)
+    return request.param
 
 
 class IMarked(Interface):

@@ -1,4 +1,5 @@
-"""zope.pipeline.traversers.namespace_lookup answers as zope.traversing's
+"""zope.pipeline.publishing.traversers.namespace_lookup answers as
+zope.traversing's
 namespaceLookup: the same traverser, the same view, the same
 LocationError."""
 
@@ -19,7 +20,7 @@ from zope.traversing.namespace import namespaceLookup
 from zope.traversing.namespace import resource
 from zope.traversing.namespace import view
 
-from zope.pipeline.traversers import namespace_lookup
+from zope.pipeline.publishing.traversers import namespace_lookup
 
 
 class IContent(Interface):

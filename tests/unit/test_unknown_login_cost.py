@@ -17,8 +17,8 @@ from zope.pluggableauth.plugins.principalfolder import PrincipalFolder
 from zope.publisher.browser import TestRequest as StockTestRequest
 
 from zope.pipeline import environ as keys
-from zope.pipeline.passwords import RememberingBCRYPTPasswordManager
-from zope.pipeline.passwords import VerifiedCredentials
+from zope.pipeline.security.passwords import RememberingBCRYPTPasswordManager
+from zope.pipeline.security.passwords import VerifiedCredentials
 from zope.pipeline.stages.authenticate import AuthenticateStage
 from zope.pipeline.stages.authenticate import BasicAuthCredentials
 

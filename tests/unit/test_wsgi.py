@@ -5,12 +5,12 @@ import sys
 
 import pytest
 
-from zope.pipeline.wsgi import ClosingIterator
-from zope.pipeline.wsgi import DeferredStart
-from zope.pipeline.wsgi import listed_chunks
-from zope.pipeline.wsgi import plain_response
-from zope.pipeline.wsgi import prepend
-from zope.pipeline.wsgi import run_all
+from zope.pipeline.http.wsgi import ClosingIterator
+from zope.pipeline.http.wsgi import DeferredStart
+from zope.pipeline.http.wsgi import listed_chunks
+from zope.pipeline.http.wsgi import plain_response
+from zope.pipeline.http.wsgi import prepend
+from zope.pipeline.http.wsgi import run_all
 
 
 class Body:
@@ -296,7 +296,7 @@ def test_prepend_yields_chunks_then_the_rest_and_closes_the_body_once():
 
 
 def test_html_response_is_a_whole_uncached_page():
-    from zope.pipeline.wsgi import html_response
+    from zope.pipeline.http.wsgi import html_response
     server = Server()
     body = html_response(server.start_response, '403 Forbidden',
                          '<p>Nö</p>', [('X-Extra', 'yes')])

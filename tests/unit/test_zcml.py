@@ -7,7 +7,7 @@ from zope.configuration.config import ConfigurationConflictError
 from zope.configuration.exceptions import ConfigurationError
 from zope.publisher.interfaces import IRequest
 
-from zope.pipeline.zcml import registry_of
+from zope.pipeline.engine.zcml import registry_of
 
 from .engine_files import at
 from .engine_files import engine_file
@@ -40,9 +40,9 @@ def test_two_request_factories_with_one_name_conflict(clean_zope):
                    xmlns:pipeline="http://namespaces.zope.org/pipeline">
           <include package="zope.pipeline" file="meta.zcml" />
           <pipeline:requestFactory name="browser" methods="GET"
-              factory="zope.pipeline.factories.browser" />
+              factory="zope.pipeline.engine.factories.browser" />
           <pipeline:requestFactory name="browser" methods="POST"
-              factory="zope.pipeline.factories.browser" />
+              factory="zope.pipeline.engine.factories.browser" />
         </configure>''', context=machine)
 
 

@@ -26,7 +26,7 @@ def make_app(zodb_config, workdir):
     ``zodb_config``."""
     from paste.deploy import loadapp
 
-    from zope.pipeline.startup import open_databases
+    from zope.pipeline.serving.startup import open_databases
     publisher = loadapp('config:' + write_ini(zodb_config, workdir))
     open_databases(publisher)
     return publisher

@@ -1,7 +1,7 @@
 """The zope.pipeline peer: the standard stages (zope.pipeline's
 ``site.zcml``, security included), ``folder/page`` and its default view, a
 ``browser:page`` whose zope.pagetemplate template Chameleon compiles
-(``zope.pipeline.templates``, included by ``site.zcml``)."""
+(``zope.pipeline.publishing.templates``, included by ``site.zcml``)."""
 
 import os
 
@@ -29,7 +29,7 @@ def make_app(zodb_config, workdir, site_zcml=SITE_ZCML):
     (opened, and bootstrapped at its first start, in this process)."""
     from paste.deploy import loadapp
 
-    from zope.pipeline.startup import open_databases
+    from zope.pipeline.serving.startup import open_databases
     publisher = loadapp('config:' + write_ini(zodb_config, workdir,
                                               site_zcml))
     open_databases(publisher)

@@ -10,16 +10,16 @@ from zope.configuration import xmlconfig
 from zope.configuration.exceptions import ConfigurationError
 
 from zope.pipeline import _speedups
-from zope.pipeline import credentials
-from zope.pipeline import publications
-from zope.pipeline import security
-from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
-from zope.pipeline.privatefiles import UnsafePathError
-from zope.pipeline.privatefiles import private_directory
-from zope.pipeline.publisher import Publisher
-from zope.pipeline.registry import PipelineRegistry
-from zope.pipeline.settings import BOOLEANS
-from zope.pipeline.settings import split_settings
+from zope.pipeline.engine import publications
+from zope.pipeline.engine.publisher import Publisher
+from zope.pipeline.engine.registry import PipelineRegistry
+from zope.pipeline.engine.settings import BOOLEANS
+from zope.pipeline.engine.settings import split_settings
+from zope.pipeline.security import checkerleak
+from zope.pipeline.security import credentials
+from zope.pipeline.security.privatefiles import RUN_DIR_VARIABLE
+from zope.pipeline.security.privatefiles import UnsafePathError
+from zope.pipeline.security.privatefiles import private_directory
 
 logger = logging.getLogger('zope.pipeline.app')
 
@@ -108,9 +108,11 @@ def configure(site_zcml, principals_zcml=None, more=()):
 def use_template_cache(directory):
     """Keep the templates Chameleon compiles in ``directory`` (None: in
     memory), for the whole process (``templates.use_cache_directory``)."""
-    if directory is None and 'zope.pipeline.templates' not in sys.modules:
+    if directory is None and \
+            'zope.pipeline.publishing.templates' not in sys.modules:
         return  # nothing compiled yet, nothing to forget
-    from zope.pipeline import templates  # late: Chameleon, once a site is made
+    # late: Chameleon, once a site is made
+    from zope.pipeline.publishing import templates
     templates.use_cache_directory(directory)
 
 
@@ -122,7 +124,7 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
 
     ``demo`` and ``development`` are recorded on the publisher
     (``publisher.demo``, ``publisher.development``) for the servers'
-    known-password check (zope.pipeline.credentials).
+    known-password check (zope.pipeline.security.credentials).
     ``template_cache`` is the directory keeping compiled view templates
     for the processes started later (None: memory;
     ``template_cache_directory``).  Template files are read again when
@@ -141,7 +143,8 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
             '(development = true), never in production.' % where_settings)
     _speedups.apply(speedups)
     use_template_cache(template_cache)
-    from zope.pipeline import templates  # late: Chameleon, once a site is made
+    # late: Chameleon, once a site is made
+    from zope.pipeline.publishing import templates
     templates.check_template_files(development)
     registry, principals = configure(site_zcml, principals_zcml,
                                      [DEBUGGER_ZCML] if debugger else ())
@@ -157,7 +160,7 @@ def make_app(site_zcml=DEFAULT_SITE_ZCML, settings=None,
     publisher.development = development
     publisher.principals_zcml = principals_zcml
     # Every checker exists now: stop the C checker's leak on them.
-    security.apply()
+    checkerleak.apply()
     built.append(publisher)
     return publisher
 
@@ -179,14 +182,14 @@ def make_publisher_for_loaded_site(settings=None,
     views, the security policy, authentication) are the loaded site's.
 
     Neither the metrics stages (not in ``pipeline.zcml``) nor the C
-    checker workaround (``security.apply``) are part of it.
+    checker workaround (``checkerleak.apply``) are part of it.
 
     ``registry``, when given, is the PipelineRegistry of stages and request
     factories to compile instead (the site's own, as its loaded
     configuration registered them, its ``<publisher>`` registrations made
     request types: ``zope.pipeline.testing``).  Otherwise the loaded
     site's ``<publisher>`` registrations, if any, become request types of
-    ``pipeline_zcml``'s (``zope.pipeline.publications``).  ``speedups``
+    ``pipeline_zcml``'s (``zope.pipeline.engine.publications``).  ``speedups``
     as for ``make_app``.
     """
     _speedups.apply(speedups)
@@ -261,7 +264,8 @@ def app_factory(global_conf, **local_conf):
     ``principals_zcml`` a ZCML file of principals loaded after it (see
     ``zope-pipeline adduser``); ``demo = true`` allows known passwords
     beyond loopback, ``development = true`` on loopback
-    (zope.pipeline.credentials); ``debugger = true`` (development only)
+    (zope.pipeline.security.credentials); ``debugger = true`` (development
+    only)
     werkzeug's interactive debugger; ``template_cache`` keeps
     compiled templates (``template_cache_directory``); ``speedups =
     false`` leaves zope.pipeline._speedups out; every other key is

@@ -34,6 +34,7 @@ __all__ = (
     'UNMETERED',
     'POWERED_BY',
     'RECORD_KEY',
+    'RESPONSE_CACHE_FRONT',
     'SERVER_KEYS',
     'SERVER_PREFIXES',
     'from_server',
@@ -108,6 +109,10 @@ POWERED_BY = 'zope.pipeline.powered_by'
 #: The metrics ``Record`` of this request (the metrics stage's; shared by
 #: the attempts, since retry copies the environ shallowly).
 RECORD_KEY = 'zope.pipeline.metrics.record'
+#: What response_cache_hit, which found no valid stored page, hands the
+#: response_cache stage (``stages.response_cache.Front``): the key, and
+#: the shared poll the page is kept through.
+RESPONSE_CACHE_FRONT = 'zope.pipeline.response_cache.front'
 
 # ----------------------------------------------------------- the server's keys
 

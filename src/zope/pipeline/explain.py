@@ -14,6 +14,7 @@ aborts: nothing is written.
 """
 
 import functools
+import io
 import textwrap
 import urllib.parse
 
@@ -38,16 +39,16 @@ from zope.securitypolicy.rolepermission import rolePermissionManager
 
 from zope.pipeline import components
 from zope.pipeline import environ as keys
-from zope.pipeline.contract import contract_of
-from zope.pipeline.introspect import dotted_name
-from zope.pipeline.publication import Publication
-from zope.pipeline.publisher import Publisher
-from zope.pipeline.scene import end_interaction
-from zope.pipeline.securitymodels import trusted_view_interfaces
+from zope.pipeline.engine.contract import contract_of
+from zope.pipeline.engine.introspect import dotted_name
+from zope.pipeline.engine.publisher import Publisher
+from zope.pipeline.http.wsgi import plain_response
+from zope.pipeline.publishing.publication import Publication
+from zope.pipeline.publishing.scene import end_interaction
+from zope.pipeline.security.models import trusted_view_interfaces
 from zope.pipeline.stages.call import MethodCallStage
 from zope.pipeline.stages.call import method_handler
 from zope.pipeline.stages.call import method_not_allowed
-from zope.pipeline.wsgi import plain_response
 
 #: The width the text output is filled to.
 TEXT_WIDTH = 78
@@ -68,7 +69,7 @@ GENERATED_VIEW_MODULES = ('zope.browserpage.metaconfigure',
 #: The modules of the base classes of those (not what a page named).
 VIEW_BASE_MODULES = ('zope.publisher.browser',)
 #: The publishing traverser of every object (views by name).
-DEFAULT_TRAVERSER = 'zope.pipeline.traversers.ViewTraverser'
+DEFAULT_TRAVERSER = 'zope.pipeline.publishing.traversers.ViewTraverser'
 #: Methods that change nothing (the csrf stage never checks them).
 SAFE_METHODS = frozenset(('GET', 'HEAD', 'OPTIONS', 'TRACE'))
 
@@ -176,6 +177,10 @@ class RecordingSteps:
                 if unproxied is removeSecurityProxy(ob)
                 else dotted_name(type(unproxied)))
         return traverser
+
+    def stands_in_for(self, factory):
+        super().stands_in_for(factory)
+        self.steps[-1]['traverser'] = dotted_name(factory)
 
     def traverse_namespace(self, request, ob, name, namespace, name_in_it):
         self.steps[-1]['namespace'] = namespace
@@ -553,7 +558,6 @@ def request_environ(url, method, allowed_hosts):
 
 
 def _empty_input():
-    import io
     return io.BytesIO(b'')
 
 

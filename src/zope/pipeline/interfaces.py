@@ -43,10 +43,10 @@ class IStageFactory(Interface):
 
     contract = Attribute(
         "Optional: the stage contract, declared once as a "
-        "``zope.pipeline.contract.Contract``: the environ keys (constants "
-        "of zope.pipeline.environ) the stage ``reads`` (when a chain "
-        "compiles, each must be written by an earlier stage or be one the "
-        "server sets, ``environ.from_server``; otherwise startup fails "
+        "``zope.pipeline.engine.contract.Contract``: the environ keys "
+        "(constants of zope.pipeline.environ) the stage ``reads`` (when a "
+        "chain compiles, each must be written by an earlier stage or be one "
+        "the server sets, ``environ.from_server``; otherwise startup fails "
         "naming the request type, the stage, the key and the stages that "
         "write it), ``reads_if_present`` (only when they are there: shown, "
         "not checked), ``writes`` (the server's keys it rewrites included), "
@@ -57,6 +57,15 @@ class IStageFactory(Interface):
         "without one fails at startup instead of answering 404).  A "
         "factory without a contract is not checked: it may write anything "
         "and may publish.")
+
+    calls = Attribute(
+        "Optional, for a ``call`` stage: how it publishes, "
+        "``zope.pipeline.engine.publications.CALLS_OBJECT`` (the published "
+        "object is called, as ``CallStage`` does) or ``CALLS_METHOD_VIEWS`` "
+        "(the view named after the request method, as ``MethodCallStage`` "
+        "does).  The request types that ``<publisher>`` registrations make "
+        "are checked against it at startup; a factory that says nothing is "
+        "trusted to publish as its publication did.")
 
     def __call__(next_app, build, **settings):
         """Return the WSGI application of this stage.
@@ -123,7 +132,7 @@ class IBuildContext(Interface):
         "chain).")
     security_model = Attribute(
         "The security model of the chain as an object "
-        "(zope.pipeline.securitymodels: ``PROXIED_MODEL`` or "
+        "(zope.pipeline.security.models: ``PROXIED_MODEL`` or "
         "``VIEW_CHECKED_MODEL``), which the traverse and call stages ask "
         "how to traverse (``publication.publication_factory``) and call "
         "(``checks_view_when_called``).")
@@ -178,11 +187,11 @@ class IRequestFactoryRegistration(Interface):
     info = Attribute("Where it was registered.")
     security = Attribute(
         "The security model its chain is compiled with: 'proxied' or "
-        "'view-checked' (zope.pipeline.securitymodels).")
+        "'view-checked' (zope.pipeline.security.models).")
     publication = Attribute(
         "The dotted name of the publication class of the ``<publisher>`` "
         "registration that made this request type, or None for a "
-        "``pipeline:requestFactory`` one (zope.pipeline.publications).")
+        "``pipeline:requestFactory`` one (zope.pipeline.engine.publications).")
     after_traversal_event = Attribute(
         "None, or an event class notified as ``cls(published, request)`` "
         "when traversal has ended (what the publication's "
@@ -220,7 +229,8 @@ class IPublisher(Interface):
         """Return the compiled inner chain for a request interface spec."""
 
     def describe():
-        """Return the introspection data (see zope.pipeline.introspect)."""
+        """Return the introspection data (see
+        zope.pipeline.engine.introspect)."""
 
 
 class ITraversalHook(Interface):
@@ -233,7 +243,7 @@ class ITraversalHook(Interface):
 class ITrustedView(Interface):
     """A view whose code is trusted by the view-checked security model.
 
-    Under a view-checked chain (zope.pipeline.securitymodels) it is made
+    Under a view-checked chain (zope.pipeline.security.models) it is made
     on the unproxied context, traversal hands it back without a security
     proxy and the call stage checks its permission (the one its checker
     requires for ``__call__``) once.  A view that provides neither it nor

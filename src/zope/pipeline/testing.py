@@ -45,8 +45,8 @@ from zope.app.wsgi.testlayer import is_wanted_header  # noqa: F401
 from zope.pipeline import environ as keys
 from zope.pipeline.app import PIPELINE_ZCML
 from zope.pipeline.app import make_publisher_for_loaded_site
-from zope.pipeline.registry import PipelineRegistry
-from zope.pipeline.wsgi import close_iterable
+from zope.pipeline.engine.registry import PipelineRegistry
+from zope.pipeline.http.wsgi import close_iterable
 
 
 def settings_with_database(db, settings=None):

@@ -11,7 +11,7 @@ import os
 
 import transaction
 
-from zope.pipeline import storage
+from zope.pipeline.zodb import storage
 
 #: Where the MariaDB of these machines listens.
 MARIADB_SOCKET = '/run/mysqld/mysqld.sock'

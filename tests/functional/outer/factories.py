@@ -5,7 +5,7 @@ from zope.publisher.browser import BrowserRequest
 from zope.publisher.interfaces import NotFound
 from zope.publisher.interfaces.browser import IBrowserRequest
 
-from zope.pipeline.factories import browser
+from zope.pipeline.engine.factories import browser
 from zope.pipeline.interfaces import IRequestFactory
 
 

@@ -6,7 +6,7 @@ start (an error goes past it to ``handle_error``)."""
 from zope.interface import Interface
 from zope.schema import ASCIILine
 
-from zope.pipeline.contract import Contract
+from zope.pipeline.engine.contract import Contract
 
 
 class ICacheControlSettings(Interface):

@@ -43,7 +43,7 @@ from zope.pagetemplate.pagetemplate import PageTemplate
 from zope.pagetemplate.pagetemplate import PageTemplateTracebackSupplement
 from zope.pagetemplate.pagetemplate import PTRuntimeError
 
-from zope.pipeline.templates import ChameleonProgram
+from zope.pipeline.publishing.templates import ChameleonProgram
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ import getpass
 import os
 import sys
 
-from zope.pipeline.layout import become_database_user
+from zope.pipeline.serving.layout import become_database_user
 
 
 def add_ini_arguments(parser, example='etc/deploy.ini'):
@@ -35,7 +35,7 @@ def load_site_application(ini, name='main', opens_database=True, reads=()):
 
     A command that opens the site's database (``opens_database``, the
     default) is run as the database's user when root runs it and another
-    user can change the database (``zope.pipeline.layout.
+    user can change the database (``zope.pipeline.serving.layout.
     become_database_user``; ``reads``: more files it reads): a command
     that loads the site some other way calls
     ``become_database_user`` itself, before it loads the site."""

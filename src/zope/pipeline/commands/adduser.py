@@ -3,7 +3,7 @@
 The ini's principals_zcml names a ZCML file of principals, which the
 site loads after its own ZCML (etc/deploy-mysql.ini:
 var/principals.zcml).  This command writes the principal there with
-a bcrypt-hashed password (zope.pipeline.passwords) and grants it
+a bcrypt-hashed password (zope.pipeline.security.passwords) and grants it
 --permission (default zope.ManageContent and
 zope.pipeline.ViewMetrics, the permission of the metrics.html
 page), keeping the other principals of the file.  Run as root, the
@@ -28,10 +28,10 @@ from xml.sax.saxutils import quoteattr
 
 from zope.pipeline.commands import add_ini_arguments
 from zope.pipeline.commands import read_secret
-from zope.pipeline.credentials import KNOWN_PASSWORDS
-from zope.pipeline.credentials import checked_passwords_path
-from zope.pipeline.credentials import record_checked_entries
-from zope.pipeline.ownership import write_shared_secret
+from zope.pipeline.security.credentials import KNOWN_PASSWORDS
+from zope.pipeline.security.credentials import checked_passwords_path
+from zope.pipeline.security.credentials import record_checked_entries
+from zope.pipeline.serving.ownership import write_shared_secret
 
 NAME = 'adduser'
 HELP = "create a site administrator in the ini's principals file"
@@ -79,8 +79,8 @@ def add_arguments(parser):
 
 def run(args):
     # late: --help (bcrypt, zope.password)
-    from zope.pipeline.passwords import NEW_PASSWORD_MANAGER
-    from zope.pipeline.passwords import hash_password
+    from zope.pipeline.security.passwords import NEW_PASSWORD_MANAGER
+    from zope.pipeline.security.passwords import hash_password
     ini = os.path.abspath(args.ini)
     path = principals_path(ini, args.name)
     login = args.login
@@ -122,14 +122,15 @@ def principals_path(ini, name='main'):
 def record_checked(ini, path, principal):
     """Record the entry just written as checked against the known
     passwords (``check_password`` refused them), so no server start
-    checks it again (zope.pipeline.credentials)."""
+    checks it again (zope.pipeline.security.credentials)."""
     record_checked_entries(checked_passwords_path(ini, path), [(
         principal['login'], principal['password_manager'],
         principal['password'])])
 
 
 def check_password(password, login):
-    from zope.pipeline.passwords import BCRYPT_MAX_BYTES  # late: --help
+    # late: --help
+    from zope.pipeline.security.passwords import BCRYPT_MAX_BYTES
     if len(password) < MIN_LENGTH:
         raise SystemExit('The password must have at least %d characters.'
                          % MIN_LENGTH)

@@ -12,7 +12,7 @@ problem."""
 import os
 
 from zope.pipeline.commands import add_ini_arguments
-from zope.pipeline.layout import become_database_user
+from zope.pipeline.serving.layout import become_database_user
 
 NAME = 'check'
 HELP = "check the ini's database (online, read-only): every object " \
@@ -25,9 +25,9 @@ def add_arguments(parser):
 
 def run(args):
     # late: --help (the ZODB)
-    from zope.pipeline.maintenance import check
-    from zope.pipeline.maintenance import opened_storages
-    from zope.pipeline.maintenance import zodb_config_path
+    from zope.pipeline.zodb.maintenance import check
+    from zope.pipeline.zodb.maintenance import opened_storages
+    from zope.pipeline.zodb.maintenance import zodb_config_path
     config_path = zodb_config_path(os.path.abspath(args.ini), args.name)
     become_database_user(os.path.abspath(args.ini), args.name)
     problems = 0
@@ -48,7 +48,7 @@ PROBLEMS = (
 
 def print_report(name, config_path, report):
     """Print what a check found; return how many problems."""
-    from zope.pipeline.maintenance import LISTED  # late: --help
+    from zope.pipeline.zodb.maintenance import LISTED  # late: --help
     problems = 0
     for field, text in PROBLEMS:
         items = getattr(report, field)

@@ -5,10 +5,10 @@ offer (root, app, registry, transaction manager...)."""
 import contextlib
 import os
 
-from zope.pipeline.layout import become_database_user
-from zope.pipeline.startup import configure_logging
-from zope.pipeline.startup import load_application
-from zope.pipeline.startup import process_databases
+from zope.pipeline.serving.layout import become_database_user
+from zope.pipeline.serving.startup import configure_logging
+from zope.pipeline.serving.startup import load_application
+from zope.pipeline.serving.startup import process_databases
 
 #: The names offered, and what each is (the shell's banner says so).
 NAMES = (

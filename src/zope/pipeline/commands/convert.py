@@ -4,7 +4,7 @@ zodbconvert does, from the same configuration file: a ZConfig file with a
 <relstorage> on SQLite and one on MySQL; docs/deployment.md shows the
 file that moves a created project from etc/zodb-sqlite.conf to
 etc/zodb-mysql.conf).  It is zodbconvert itself, run after zope.pipeline's
-fixes for RelStorage (zope.pipeline.compat): without them RelStorage
+fixes for RelStorage (zope.pipeline.zodb.compat): without them RelStorage
 speaks MySQL 8's SQL to MariaDB, which refuses the copy (error 1064).
 Records are copied without being loaded, so nothing is unpickled.
 Blobs are copied when both storages have a blob-dir (with shared-blob-dir
@@ -14,7 +14,7 @@ root already); without --clear or --incremental a destination holding data
 is refused.  Stop the site that writes the source first: what it commits
 after the copy is not copied."""
 
-from zope.pipeline import compat
+from zope.pipeline.zodb import compat
 
 NAME = 'convert'
 HELP = "copy a storage into another (RelStorage's zodbconvert, MariaDB " \

@@ -18,7 +18,7 @@ import os
 
 from zope.pipeline.commands import add_ini_arguments
 from zope.pipeline.commands import load_publisher
-from zope.pipeline.startup import process_databases
+from zope.pipeline.serving.startup import process_databases
 
 NAME = 'explain'
 HELP = ('what the site does with a request: traversal, view, permission '

@@ -33,12 +33,12 @@ import secrets
 from zope.pipeline.commands import add_ini_arguments
 from zope.pipeline.commands import read_secret
 from zope.pipeline.commands.adduser import principals_path
-from zope.pipeline.credentials import KNOWN_PASSWORDS
-from zope.pipeline.credentials import option_file_password
-from zope.pipeline.layout import become_database_user
-from zope.pipeline.ownership import write_shared_secret
-from zope.pipeline.startup import load_application
-from zope.pipeline.startup import open_databases
+from zope.pipeline.security.credentials import KNOWN_PASSWORDS
+from zope.pipeline.security.credentials import option_file_password
+from zope.pipeline.serving.layout import become_database_user
+from zope.pipeline.serving.ownership import write_shared_secret
+from zope.pipeline.serving.startup import load_application
+from zope.pipeline.serving.startup import open_databases
 
 NAME = 'init-db'
 HELP = 'create the MySQL database and user named by an ini\'s storage'
@@ -191,7 +191,7 @@ def write_option_file(path, password, group=None):
 def prepare_database(ini, name='main'):
     """Open the site's databases with the application's credentials: the
     tables and the root application are created, then closed."""
-    from zope.pipeline import storage  # late: --help (the ZODB)
+    from zope.pipeline.zodb import storage  # late: --help (the ZODB)
     become_database_user(ini, name)
     application, publisher = load_application(ini, name)
     try:
@@ -217,8 +217,8 @@ def mysql_target(config_path):
     """db, user, passwd, host, port and unix_socket of the ``<mysql>``
     section of a ZConfig database file."""
     # late: --help (RelStorage, the ZODB)
-    from zope.pipeline.mysqltimeouts import is_mysql_adapter
-    from zope.pipeline.storage import load_database_config
+    from zope.pipeline.zodb.mysqltimeouts import is_mysql_adapter
+    from zope.pipeline.zodb.storage import load_database_config
     if not os.path.exists(config_path):
         raise SystemExit('The ZODB configuration file %s does not exist.'
                          % config_path)

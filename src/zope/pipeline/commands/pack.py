@@ -11,7 +11,7 @@ objects before and after and how long it took."""
 import os
 
 from zope.pipeline.commands import add_ini_arguments
-from zope.pipeline.layout import become_database_user
+from zope.pipeline.serving.layout import become_database_user
 
 NAME = 'pack'
 HELP = "pack the ini's database (online), keeping --days of history"
@@ -34,9 +34,9 @@ def non_negative(text):
 
 def run(args):
     # late: --help (the ZODB)
-    from zope.pipeline.maintenance import opened_storages
-    from zope.pipeline.maintenance import pack
-    from zope.pipeline.maintenance import zodb_config_path
+    from zope.pipeline.zodb.maintenance import opened_storages
+    from zope.pipeline.zodb.maintenance import pack
+    from zope.pipeline.zodb.maintenance import zodb_config_path
     config_path = zodb_config_path(os.path.abspath(args.ini), args.name)
     become_database_user(os.path.abspath(args.ini), args.name)
     with opened_storages(config_path) as storages:

@@ -21,7 +21,7 @@ import sys
 
 from zope.pipeline.commands import add_ini_arguments
 from zope.pipeline.commands import load_site_application
-from zope.pipeline.startup import process_databases
+from zope.pipeline.serving.startup import process_databases
 
 NAME = 'request'
 HELP = 'publish one request through the site and print the response'

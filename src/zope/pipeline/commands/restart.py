@@ -12,6 +12,14 @@ ini or ZCML, a database that refuses it) stops the restart there: the
 processes not restarted yet keep serving the code they loaded, and the
 command says what to look at.
 
+Behind a balancer that reads the readiness answer (readiness.path,
+zope.pipeline.stages.readiness), --leave-rotation SECONDS first takes
+the server out of its rotation (its processes answer 503 there), waits
+SECONDS for the balancer to notice and the requests it sent to end,
+restarts the processes, puts the server back and waits SECONDS again for
+the balancer to take it back: restart one host after the other with it,
+and no request reaches a host that is restarting.
+
 The server is zope-pipeline serve --mod-wsgi's (its server root, by
 default var/mod_wsgi-PORT beside the etc/ of the ini) or a system
 Apache's (--pid-file of its parent process, --run-dir of the
@@ -22,15 +30,16 @@ or as the daemon processes' user.
 import os
 import time
 
-from zope.pipeline import readiness
 from zope.pipeline.commands.serve import server_section
-from zope.pipeline.modwsgi_express import default_server_root
-from zope.pipeline.modwsgi_express import run_directory
-from zope.pipeline.rolling import DRAIN
-from zope.pipeline.rolling import RestartError
-from zope.pipeline.rolling import daemon_processes
-from zope.pipeline.rolling import restart_process
-from zope.pipeline.rolling import take_turn
+from zope.pipeline.security.privatefiles import UnsafePathError
+from zope.pipeline.serving.modwsgi_express import default_server_root
+from zope.pipeline.serving.modwsgi_express import run_directory
+from zope.pipeline.serving.rolling import DRAIN
+from zope.pipeline.serving.rolling import RestartError
+from zope.pipeline.serving.rolling import daemon_processes
+from zope.pipeline.serving.rolling import restart_process
+from zope.pipeline.serving.rolling import take_turn
+from zope.pipeline.stages import readiness
 
 NAME = 'restart'
 HELP = ('restart the mod_wsgi daemon processes of a running server one at '
@@ -67,6 +76,12 @@ def add_arguments(parser):
                         'group of serve --mod-wsgi and '
                         'etc/apache/zope-pipeline.conf: 600 s x (1 + ln 2) '
                         '+ 6 s)' % DRAIN)
+    parser.add_argument('--leave-rotation', type=float, default=0,
+                        metavar='SECONDS', help="first answer the "
+                        "balancer's readiness check 503 for SECONDS (its "
+                        'fall x inter, plus its longest request), then '
+                        'restart, then answer 200 again and wait SECONDS '
+                        '(its rise x inter) (default: 0, stay in rotation)')
 
 
 def run(args):
@@ -85,22 +100,48 @@ def run(args):
         if not pids:
             raise RestartError('Apache (pid %d, %s) has no mod_wsgi daemon '
                                'processes.' % (parent, pid_file))
-        for pid in pids:
-            started = time.monotonic()
-            successor = restart_process(parent, pid, run_dir, args.timeout,
-                                        args.drain)
-            print('Daemon process %d replaced by %d, serving after %.1f s.'
-                  % (pid, successor, time.monotonic() - started),
-                  flush=True)
+        if args.leave_rotation > 0:
+            out_of_rotation(run_dir, args.leave_rotation,
+                            lambda: restart_all(parent, pids, run_dir, args))
+        else:
+            restart_all(parent, pids, run_dir, args)
         lock.close()
     except RestartError as error:
         raise SystemExit(str(error)) from None
     return 0
 
 
+def restart_all(parent, pids, run_dir, args):
+    for pid in pids:
+        started = time.monotonic()
+        successor = restart_process(parent, pid, run_dir, args.timeout,
+                                    args.drain)
+        print('Daemon process %d replaced by %d, serving after %.1f s.'
+              % (pid, successor, time.monotonic() - started), flush=True)
+
+
+def out_of_rotation(run_dir, seconds, restart, sleep=time.sleep):
+    """``restart()`` with the server out of the balancer's rotation for
+    ``seconds`` before and back in it ``seconds`` after; back in it
+    whatever happened."""
+    readiness.leave_rotation(run_dir)
+    try:
+        print('Out of rotation: waiting %g s for the balancer.' % seconds,
+              flush=True)
+        sleep(seconds)
+        restart()
+    finally:
+        readiness.join_rotation(run_dir)
+    print('Back in rotation: waiting %g s for the balancer.' % seconds,
+          flush=True)
+    sleep(seconds)
+
+
 def take_turn_in(run_dir):
     try:
         return take_turn(run_dir)
+    except UnsafePathError as error:
+        raise RestartError(str(error)) from None
     except OSError as error:
         raise RestartError('Cannot take the rolling restarts\' lock in %s '
                            '(%s): is it the run directory of the server '

@@ -13,7 +13,7 @@ start, which loads the ini and opens the database in that process (after
 the fork).  Run as root, Apache's children (or waitress, once it has
 bound its socket) run as --user/--group (www-data by default),
 which get the storage's directories and nothing root reads or runs
-(zope.pipeline.layout).  Host, port and
+(zope.pipeline.serving.layout).  Host, port and
 threads default to the ini's [server:main].  Before anything starts,
 the threads per process are checked against the ZODB pool size, and known
 passwords are served to this machine's user only.  A database
@@ -27,7 +27,7 @@ each after its successor has loaded the site (mod_wsgi's own reload, every
 process at once under load, is off unless --reload); a process restarting
 finishes every request in flight within the request's own limit (its
 group's graceful-timeout and shutdown-timeout, see
-zope.pipeline.modwsgi_express.timeouts);
+zope.pipeline.serving.modwsgi_express.timeouts);
 <server root>/apachectl graceful restarts Apache,
 which stops every daemon process at once and may answer a few requests
 with 502/503 (see etc/apache/zope-pipeline.conf).
@@ -65,42 +65,43 @@ import socket
 import sys
 
 from zope.pipeline.commands import add_ini_arguments
-from zope.pipeline.credentials import KnownPasswordError
-from zope.pipeline.layout import PRIVATE_UMASK
-from zope.pipeline.layout import check_before_loading
-from zope.pipeline.layout import daemon_of
-from zope.pipeline.layout import drop_privileges
-from zope.pipeline.layout import prepare_site_files
-from zope.pipeline.layout import storage_directories  # noqa: F401 (API)
-from zope.pipeline.modwsgi_express import APACHE_WORKERS
-from zope.pipeline.modwsgi_express import BODY_TIMEOUT
-from zope.pipeline.modwsgi_express import BUFFERED_HOST
-from zope.pipeline.modwsgi_express import HEADER_TIMEOUT
-from zope.pipeline.modwsgi_express import MIN_RATE
-from zope.pipeline.modwsgi_express import client_limits
-from zope.pipeline.modwsgi_express import default_server_root
-from zope.pipeline.modwsgi_express import drain_seconds
-from zope.pipeline.modwsgi_express import find_mod_wsgi_express
-from zope.pipeline.modwsgi_express import free_loopback_port
-from zope.pipeline.modwsgi_express import make_run_directory
-from zope.pipeline.modwsgi_express import mod_wsgi_command
-from zope.pipeline.modwsgi_express import timeouts
-from zope.pipeline.modwsgi_express import write_admin_conf
-from zope.pipeline.modwsgi_express import write_body_buffering_conf
-from zope.pipeline.modwsgi_express import write_security_conf
-from zope.pipeline.modwsgi_express import write_wsgi_script
-from zope.pipeline.ownership import DEFAULT_USER
-from zope.pipeline.ownership import check_readable_by
-from zope.pipeline.ownership import readable_paths
-from zope.pipeline.ownership import run_as
-from zope.pipeline.startup import check_threads
-from zope.pipeline.startup import configure_logging
-from zope.pipeline.startup import database_configs
-from zope.pipeline.startup import explain_open_error
-from zope.pipeline.startup import guard_known_passwords
-from zope.pipeline.startup import load_application
-from zope.pipeline.startup import open_databases
-from zope.pipeline.startup import process_databases
+from zope.pipeline.security.credentials import KnownPasswordError
+from zope.pipeline.serving.layout import PRIVATE_UMASK
+from zope.pipeline.serving.layout import check_before_loading
+from zope.pipeline.serving.layout import daemon_of
+from zope.pipeline.serving.layout import drop_privileges
+from zope.pipeline.serving.layout import prepare_site_files
+from zope.pipeline.serving.layout import storage_directories  # noqa: F401 (API)
+from zope.pipeline.serving.modwsgi_express import APACHE_WORKERS
+from zope.pipeline.serving.modwsgi_express import BODY_TIMEOUT
+from zope.pipeline.serving.modwsgi_express import BUFFERED_HOST
+from zope.pipeline.serving.modwsgi_express import HEADER_TIMEOUT
+from zope.pipeline.serving.modwsgi_express import MIN_RATE
+from zope.pipeline.serving.modwsgi_express import client_limits
+from zope.pipeline.serving.modwsgi_express import default_server_root
+from zope.pipeline.serving.modwsgi_express import drain_seconds
+from zope.pipeline.serving.modwsgi_express import find_mod_wsgi_express
+from zope.pipeline.serving.modwsgi_express import free_loopback_port
+from zope.pipeline.serving.modwsgi_express import make_run_directory
+from zope.pipeline.serving.modwsgi_express import mod_wsgi_command
+from zope.pipeline.serving.modwsgi_express import timeouts
+from zope.pipeline.serving.modwsgi_express import write_admin_conf
+from zope.pipeline.serving.modwsgi_express import write_body_buffering_conf
+from zope.pipeline.serving.modwsgi_express import write_security_conf
+from zope.pipeline.serving.modwsgi_express import write_wsgi_script
+from zope.pipeline.serving.ownership import DEFAULT_USER
+from zope.pipeline.serving.ownership import check_readable_by
+from zope.pipeline.serving.ownership import readable_paths
+from zope.pipeline.serving.ownership import run_as
+from zope.pipeline.serving.startup import check_threads
+from zope.pipeline.serving.startup import configure_logging
+from zope.pipeline.serving.startup import database_configs
+from zope.pipeline.serving.startup import explain_open_error
+from zope.pipeline.serving.startup import guard_known_passwords
+from zope.pipeline.serving.startup import kept_for_the_process
+from zope.pipeline.serving.startup import load_application
+from zope.pipeline.serving.startup import open_databases
+from zope.pipeline.serving.startup import process_databases
 
 NAME = 'serve'
 HELP = 'serve a site: waitress, or mod_wsgi-express in daemon mode'
@@ -241,7 +242,8 @@ def run(args):
     configure_logging(ini)
     publisher = None
     try:
-        application, publisher = load_application(ini, args.name)
+        with kept_for_the_process():
+            application, publisher = load_application(ini, args.name)
     finally:
         if args.reload and not args.mod_wsgi:
             watch_configuration(getattr(publisher, 'development', False))
@@ -357,7 +359,7 @@ def warn_of_memory_databases(publisher):
     """Say so when the site's database is in memory: whatever it stores
     is lost when the server stops (and under mod_wsgi every process has
     its own)."""
-    from zope.pipeline.storage import is_in_memory  # late: --help (ZODB)
+    from zope.pipeline.zodb.storage import is_in_memory  # late: --help (ZODB)
     for path, section in database_configs(publisher):
         if is_in_memory(section):
             print('The database %s is in memory: what the site stores is '
@@ -381,7 +383,7 @@ def refuse_known_passwords(application, publisher, host, ini):
     """Stop before serving known passwords to anyone but this machine's
     user, unless the ini says ``demo = true``; return the application,
     kept to local clients when it has them
-    (zope.pipeline.credentials)."""
+    (zope.pipeline.security.credentials)."""
     try:
         return guard_known_passwords(application, publisher, host, ini)
     except KnownPasswordError as error:
@@ -450,9 +452,10 @@ def serve_waitress(application, publisher, host, port, threads, ini='',
         options = bind_then_drop(options, daemon)
     os.umask(PRIVATE_UMASK)
     try:
-        open_databases(publisher)
+        with kept_for_the_process():
+            open_databases(publisher)
     except Exception as error:
-        from zope.pipeline.errors import is_unavailable  # late: --help
+        from zope.pipeline.http.errors import is_unavailable  # late: --help
         if is_unavailable(error):
             raise
         raise SystemExit(explain_open_error(
@@ -591,7 +594,7 @@ def rolling_reload(args):
     """mod_wsgi-express options: without ``--reload``, mod_wsgi's own
     reload on a touch of the script (every daemon process at once under
     load) is off; the script's watcher restarts them one at a time
-    instead (zope.pipeline.rolling)."""
+    instead (zope.pipeline.serving.rolling)."""
     return [] if args.reload else ['--disable-reloading']
 
 

@@ -22,8 +22,8 @@ def add_arguments(parser):
 
 def run(args):
     # late: --help (the engine)
-    from zope.pipeline.introspect import describe_request_factories
-    from zope.pipeline.introspect import format_text
+    from zope.pipeline.engine.introspect import describe_request_factories
+    from zope.pipeline.engine.introspect import format_text
     # The pipeline is described, the database never opened.
     publisher = load_publisher(args.ini, args.name, opens_database=False)
     data = publisher.describe()

@@ -16,7 +16,8 @@ happens under an exclusive ``flock`` on ``.lock``.
 A directory made automatically for one run of a server (under mod_wsgi)
 records that server's parent pid in ``parent``; the next group to start
 removes the directories of servers that are gone (only its own user's).
-The directory must be private (``zope.pipeline.privatefiles``): made with
+The directory must be private (``zope.pipeline.security.privatefiles``): made
+with
 mode 0700, or an existing one owned by this user and writable by nobody
 else, never a symbolic link.
 
@@ -45,10 +46,10 @@ from zope.configuration.exceptions import ConfigurationError
 
 from zope.pipeline.metrics import modwsgi as modwsgi_server
 from zope.pipeline.metrics.histogram import merge_counts
-from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
-from zope.pipeline.privatefiles import UnsafePathError
-from zope.pipeline.privatefiles import check_private_directory
-from zope.pipeline.privatefiles import private_directory
+from zope.pipeline.security.privatefiles import RUN_DIR_VARIABLE
+from zope.pipeline.security.privatefiles import UnsafePathError
+from zope.pipeline.security.privatefiles import check_private_directory
+from zope.pipeline.security.privatefiles import private_directory
 
 RETIRED = 'retired.json'
 LOCK = '.lock'

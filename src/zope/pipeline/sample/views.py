@@ -21,12 +21,14 @@ from zope.publisher.interfaces import BadRequest
 from zope.publisher.interfaces.http import MethodNotAllowed
 from zope.traversing.browser.absoluteurl import absoluteURL
 
+from zope.pipeline.engine.introspect import describe_request_factories
+from zope.pipeline.engine.introspect import format_text
+from zope.pipeline.http.logtext import short_path
 from zope.pipeline.interfaces import IPublisher
-from zope.pipeline.introspect import describe_request_factories
-from zope.pipeline.introspect import format_text
 from zope.pipeline.sample.content import COMMENT_LIMITS
 from zope.pipeline.sample.interfaces import InvalidComment
 from zope.pipeline.sample.interfaces import ITitled
+from zope.pipeline.security.models import TRUSTED_VIEW_INTERFACES
 
 #: The title of the root folder (the site), which has none of its own.
 SITE_TITLE = 'zope.pipeline sample site'
@@ -339,7 +341,6 @@ def pipeline_picture(data, factories):
     ``describe_request_factories()``: the stages numbered in the order
     a request meets them (the inner ones after the outer ones), each
     with what the page shows of it."""
-    from zope.pipeline.securitymodels import TRUSTED_VIEW_INTERFACES
     trusted = ', '.join('%s.%s' % item for item in TRUSTED_VIEW_INTERFACES)
     outer = None
     request_types = []
@@ -419,7 +420,6 @@ def place(registered_at):
     relative to the ``sys.path`` entry holding it
     (``zope/pipeline/pipeline.zcml:23``), else to the current directory
     when it is below it (``etc/site.zcml:15``)."""
-    from zope.pipeline.logtext import short_path
     short = short_path(registered_at)
     here = os.getcwd() + os.sep
     if short == registered_at and short.startswith(here):

@@ -3,6 +3,7 @@
 Each module declares, at its top, the settings its stage accepts (an
 interface of zope.schema fields); its stage factory declares, once, the
 environ keys it reads and writes (its ``contract``, a
-``zope.pipeline.contract.Contract``) and takes ``build``, the chain being
+``zope.pipeline.engine.contract.Contract``) and takes ``build``, the chain
+being
 built (``IStageFactory``).
 """

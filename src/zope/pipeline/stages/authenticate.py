@@ -22,9 +22,11 @@ credentials from that client or for that login is answered 429 with
 ``Retry-After`` before its password is checked: refused, never slowed
 down, so no thread waits.  A successful login forgets the failures of its
 client and its login.  A failed login that no bcrypt check ran for
-(its login is unknown) pays one (``zope.pipeline.passwords``): an unknown
+(its login is unknown) pays one (``zope.pipeline.security.passwords``): an
+unknown
 login costs what a known one does.  The counts
-(``zope.pipeline.failedlogins``) are shared by the chains of all request
+(``zope.pipeline.security.failedlogins``) are shared by the chains of all
+request
 types and, in a directory (``authenticate.state_dir``; under mod_wsgi
 the server's run directory), by every process of the server: the limits
 hold for the whole site.  Without one (``memory``; a single-process
@@ -51,16 +53,16 @@ from zope.security.management import newInteraction
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
-from zope.pipeline.contract import Contract
-from zope.pipeline.failedlogins import FailedLogins
-from zope.pipeline.failedlogins import SharedFailedLogins
-from zope.pipeline.logtext import client_text
-from zope.pipeline.passwords import bcrypt_checks
-from zope.pipeline.passwords import check_unknown_login
-from zope.pipeline.privatefiles import RUN_DIR_VARIABLE
-from zope.pipeline.scene import authenticate_globally
-from zope.pipeline.scene import end_interaction
-from zope.pipeline.wsgi import html_response
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.http.logtext import client_text
+from zope.pipeline.http.wsgi import html_response
+from zope.pipeline.publishing.scene import authenticate_globally
+from zope.pipeline.publishing.scene import end_interaction
+from zope.pipeline.security.failedlogins import FailedLogins
+from zope.pipeline.security.failedlogins import SharedFailedLogins
+from zope.pipeline.security.passwords import bcrypt_checks
+from zope.pipeline.security.passwords import check_unknown_login
+from zope.pipeline.security.privatefiles import RUN_DIR_VARIABLE
 
 logger = logging.getLogger('zope.pipeline.authenticate')
 

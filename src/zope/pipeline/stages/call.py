@@ -10,7 +10,8 @@ zope.app.http did) when there is none.
 The result may be a string, anything adaptable to IResult (an iterable
 that is streamed, closed once when the server is done with it, and
 produced in the request's scene, its security interaction, local site and
-transaction manager: ``zope.pipeline.scene``) or an open file (streamed
+transaction manager: ``zope.pipeline.publishing.scene``) or an open file
+(streamed
 with ``wsgi.file_wrapper`` when the server offers one).  Every callable is
 called behind its security checker: traversal proxies what it reaches, and
 a method view's method is taken from the proxied view.
@@ -20,7 +21,7 @@ left to them, so the pipeline's configuration decides it.  HEAD gets the
 headers of GET (Content-Length included) and no body.
 
 In a chain of the view-checked security model (``zope.pipeline.
-securitymodels``, fixed when the chain is built) traversal proxies only
+security.models``, fixed when the chain is built) traversal proxies only
 the views that are not trusted: an unproxied published object's
 permission (the one its checker requires for ``__call__``) is checked
 before it is called, as grokcore's publications did
@@ -46,15 +47,17 @@ from zope.security.proxy import Proxy
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
-from zope.pipeline.contract import Contract
-from zope.pipeline.errors import MissingArgument
-from zope.pipeline.errors import TooManyArguments
-from zope.pipeline.responses import emit
-from zope.pipeline.scene import Scene
-from zope.pipeline.scene import StreamInScene
-from zope.pipeline.securitymodels import PROXIED_MODEL
-from zope.pipeline.securitymodels import check_view_permission
-from zope.pipeline.securitymodels import query_view
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.engine.publications import CALLS_METHOD_VIEWS
+from zope.pipeline.engine.publications import CALLS_OBJECT
+from zope.pipeline.http.errors import MissingArgument
+from zope.pipeline.http.errors import TooManyArguments
+from zope.pipeline.publishing.responses import emit
+from zope.pipeline.publishing.scene import Scene
+from zope.pipeline.publishing.scene import StreamInScene
+from zope.pipeline.security.models import PROXIED_MODEL
+from zope.pipeline.security.models import check_view_permission
+from zope.pipeline.security.models import query_view
 
 #: Bytes per block when a file result is streamed without a file wrapper.
 FILE_BLOCK_SIZE = 1 << 16
@@ -212,6 +215,9 @@ class CallStage:
     """Publish the traversed object with mapply."""
 
     settings_schema = ICallSettings
+    #: How it publishes, for the request types of ``<publisher>``
+    #: registrations (``engine.publications.check_call_stage``).
+    calls = CALLS_OBJECT
     contract = Contract(
         reads=(keys.REQUEST_KEY, keys.PUBLISHED),
         reads_if_present=(keys.OUTPUT_FILTERS, keys.POWERED_BY),
@@ -278,6 +284,8 @@ def method_not_allowed(ob, request):
 
 class MethodCallStage(CallStage):
     """Publish to the view named after the request method (plain HTTP)."""
+
+    calls = CALLS_METHOD_VIEWS
 
     def __init__(self, next_app, build=None):
         super().__init__(next_app, build)

@@ -1,7 +1,7 @@
 """create_request: the request and response for this attempt.
 
 The request factory is chosen by method, content type and priority (see
-``zope.pipeline.registry``); the request and its response go into the
+``zope.pipeline.engine.registry``); the request and its response go into the
 environ; the request is closed when the response body is closed, and the
 reference cycles zope.publisher's request is in are broken then
 (``close_request``), so reference counting frees a request's objects when
@@ -30,11 +30,11 @@ from zope.publisher.interfaces import NotFound
 from zope.schema import Bool
 
 from zope.pipeline import environ as keys
-from zope.pipeline import responses
-from zope.pipeline.contract import Contract
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.http.wsgi import ClosingIterator
+from zope.pipeline.http.wsgi import plain_response
 from zope.pipeline.interfaces import IPipelineRegistry
-from zope.pipeline.wsgi import ClosingIterator
-from zope.pipeline.wsgi import plain_response
+from zope.pipeline.publishing import responses
 
 
 class ICreateRequestSettings(Interface):

@@ -24,13 +24,13 @@ from zope.schema import ASCIILine
 from zope.schema import Bool
 
 from zope.pipeline import environ as keys
-from zope.pipeline.contract import Contract
-from zope.pipeline.logtext import client_text
-from zope.pipeline.origins import origin_of
-from zope.pipeline.origins import parse_origins
-from zope.pipeline.origins import request_origin
-from zope.pipeline.origins import serialize
-from zope.pipeline.wsgi import html_response
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.http.logtext import client_text
+from zope.pipeline.http.origins import origin_of
+from zope.pipeline.http.origins import parse_origins
+from zope.pipeline.http.origins import request_origin
+from zope.pipeline.http.origins import serialize
+from zope.pipeline.http.wsgi import html_response
 
 logger = logging.getLogger('zope.pipeline.csrf')
 

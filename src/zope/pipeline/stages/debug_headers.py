@@ -15,7 +15,7 @@ from zope.interface import Interface
 from zope.schema import Bool
 
 from zope.pipeline import environ as keys
-from zope.pipeline.contract import Contract
+from zope.pipeline.engine.contract import Contract
 
 PID_HEADER = 'X-Pipeline-Pid'
 ATTEMPT_HEADER = 'X-Pipeline-Attempt'

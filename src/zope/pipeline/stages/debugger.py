@@ -23,10 +23,12 @@ pipeline, and those for the debugger's own resources and commands
 import ipaddress
 import logging
 
+from zope.configuration.exceptions import ConfigurationError
+
 from zope.pipeline import environ as keys
-from zope.pipeline.contract import Contract
-from zope.pipeline.wsgi import ClosingIterator
-from zope.pipeline.wsgi import plain_response
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.http.wsgi import ClosingIterator
+from zope.pipeline.http.wsgi import plain_response
 
 logger = logging.getLogger('zope.pipeline.debugger')
 
@@ -60,9 +62,9 @@ class DebuggerStage:
 
     def __init__(self, next_app, build=None):
         try:
+            # late: werkzeug is the optional debug extra
             from werkzeug.debug import DebuggedApplication
         except ImportError:
-            from zope.configuration.exceptions import ConfigurationError
             raise ConfigurationError(
                 'debugger = true needs werkzeug: pip install '
                 '"zope.pipeline[debug]".') from None

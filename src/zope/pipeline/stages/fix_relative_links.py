@@ -33,11 +33,11 @@ from zope.schema import Int
 
 from zope.pipeline import environ as keys
 from zope.pipeline.components import remember
-from zope.pipeline.contract import Contract
-from zope.pipeline.hosts import on_host
-from zope.pipeline.responses import emit
-from zope.pipeline.wsgi import close_iterable
-from zope.pipeline.wsgi import prepend
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.http.hosts import on_host
+from zope.pipeline.http.wsgi import close_iterable
+from zope.pipeline.http.wsgi import prepend
+from zope.pipeline.publishing.responses import emit
 
 #: zope.publisher.browser's expressions, so the rules are the classic ones.
 START_OF_HEAD = re.compile(rb'(<head[^>]*>)', re.IGNORECASE)

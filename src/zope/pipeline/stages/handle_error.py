@@ -79,25 +79,25 @@ from zope.security.management import queryInteraction
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
-from zope.pipeline.contract import Contract
-from zope.pipeline.debugpage import debug_html
-from zope.pipeline.errors import DEFAULT_RETRY_AFTER
-from zope.pipeline.errors import BadInput
-from zope.pipeline.errors import IPayloadTooLarge
-from zope.pipeline.errors import PayloadTooLarge
-from zope.pipeline.errors import describe_error
-from zope.pipeline.errors import for_caller
-from zope.pipeline.errors import is_transient
-from zope.pipeline.errors import is_unavailable
-from zope.pipeline.errors import log_unavailable
-from zope.pipeline.errors import unavailable_headers
-from zope.pipeline.errors import unavailable_message
-from zope.pipeline.logtext import client_text
-from zope.pipeline.logtext import logger_for
-from zope.pipeline.responses import emit
-from zope.pipeline.scene import authenticate_globally
-from zope.pipeline.scene import end_interaction
-from zope.pipeline.wsgi import plain_response
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.http.errors import DEFAULT_RETRY_AFTER
+from zope.pipeline.http.errors import BadInput
+from zope.pipeline.http.errors import IPayloadTooLarge
+from zope.pipeline.http.errors import PayloadTooLarge
+from zope.pipeline.http.errors import describe_error
+from zope.pipeline.http.errors import for_caller
+from zope.pipeline.http.errors import is_transient
+from zope.pipeline.http.errors import is_unavailable
+from zope.pipeline.http.errors import log_unavailable
+from zope.pipeline.http.errors import unavailable_headers
+from zope.pipeline.http.errors import unavailable_message
+from zope.pipeline.http.logtext import client_text
+from zope.pipeline.http.logtext import logger_for
+from zope.pipeline.http.wsgi import plain_response
+from zope.pipeline.publishing.debugpage import debug_html
+from zope.pipeline.publishing.responses import emit
+from zope.pipeline.publishing.scene import authenticate_globally
+from zope.pipeline.publishing.scene import end_interaction
 
 logger = logger_for('zope.pipeline.error')
 
@@ -173,7 +173,8 @@ def default_page(status, error, debug, exc_info, message=None,
                  environ=None):
     """The page of an error without an exception view; in ``debug`` mode
     with the error, the site's frames, the folded traceback and the
-    request (``environ``), credentials masked (zope.pipeline.debugpage).
+    request (``environ``), credentials masked
+    (zope.pipeline.publishing.debugpage).
     """
     title = '%d %s' % (status, REASONS.get(status, 'Error'))
     parts = ['<!DOCTYPE html>\n<html><head><meta charset="utf-8">'

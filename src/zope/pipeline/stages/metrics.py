@@ -39,6 +39,7 @@ import functools
 import time
 
 from zope.component import provideUtility
+from zope.configuration.exceptions import ConfigurationError
 from zope.interface import Interface
 from zope.schema import ASCIILine
 from zope.schema import Bool
@@ -47,7 +48,9 @@ from zope.schema import Int
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
-from zope.pipeline.contract import Contract
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.http.wsgi import ClosingIterator
+from zope.pipeline.http.wsgi import listed_chunks
 from zope.pipeline.metrics import IMetricsRuntime
 from zope.pipeline.metrics import modwsgi as modwsgi_server
 from zope.pipeline.metrics.collector import Collector
@@ -58,8 +61,6 @@ from zope.pipeline.metrics.histogram import parse_bounds
 from zope.pipeline.metrics.runtime import MetricsRuntime
 from zope.pipeline.metrics.statsd import StatsdExporter
 from zope.pipeline.metrics.statsd import parse_address
-from zope.pipeline.wsgi import ClosingIterator
-from zope.pipeline.wsgi import listed_chunks
 
 #: Server threads assumed per process when neither the setting nor
 #: mod_wsgi says (waitress's default).
@@ -98,7 +99,6 @@ class IMetricsSettings(Interface):
 
 def check_settings(statsd, buckets):
     """Convert the settings the schema cannot; fail naming the ini key."""
-    from zope.configuration.exceptions import ConfigurationError
     try:
         bounds = parse_bounds(buckets)
     except ValueError as exc:

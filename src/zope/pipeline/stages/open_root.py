@@ -11,7 +11,7 @@ classic publisher (``transaction.get().note(...)``, ``transaction.doom()``,
 data managers joining ``transaction.get()``) works on this request's
 transaction; code that commits, aborts or begins a transaction itself goes
 on in a new one, as it did with the classic publisher
-(``zope.pipeline.scene.RequestTransactionManager``).
+(``zope.pipeline.publishing.scene.RequestTransactionManager``).
 
 The database is named by a ZConfig file (``zodb_config``), or, for Python
 callers that have opened one already (a test layer's ``DemoStorage``
@@ -42,15 +42,16 @@ from zope.schema import Field
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
-from zope.pipeline.contract import Contract
-from zope.pipeline.responsecache import RECORDING
-from zope.pipeline.responsecache import install
-from zope.pipeline.scene import RequestTransactionManager
-from zope.pipeline.scene import bind_to_thread
-from zope.pipeline.storage import create_root_folder
-from zope.pipeline.storage import database_for
-from zope.pipeline.storage import resolve_callable
-from zope.pipeline.wsgi import ClosingIterator
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.http.wsgi import ClosingIterator
+from zope.pipeline.publishing.scene import RequestTransactionManager
+from zope.pipeline.publishing.scene import bind_to_thread
+from zope.pipeline.zodb.responsecache import DATABASE_SOURCE
+from zope.pipeline.zodb.responsecache import RECORDING
+from zope.pipeline.zodb.responsecache import install
+from zope.pipeline.zodb.storage import create_root_folder
+from zope.pipeline.zodb.storage import database_for
+from zope.pipeline.zodb.storage import resolve_callable
 
 
 class DatabaseField(Field):
@@ -121,7 +122,7 @@ class IOpenRootSettings(Interface):
     root_factory = TextLine(
         title='Dotted name of a callable making the root application when '
               'the database has none',
-        default='zope.pipeline.storage.create_root_folder')
+        default='zope.pipeline.zodb.storage.create_root_folder')
     populate = TextLine(
         title='Dotted name of a callable(root) that adds initial content to '
               'a new root application', default='', required=False)
@@ -148,7 +149,7 @@ class OpenRootStage:
                 keys.ROOT_NAME))
 
     def __init__(self, next_app, zodb_config='', root_name='Application',
-                 root_factory='zope.pipeline.storage.create_root_folder',
+                 root_factory='zope.pipeline.zodb.storage.create_root_folder',
                  populate='', database=None, build=None):
         self.next_app = next_app
         self.root_name = root_name
@@ -164,6 +165,9 @@ class OpenRootStage:
             # a response cache is on: its connections record what they
             # load (else they are ZODB's plain Connection)
             self.database.record()
+            if not isinstance(self.database, ChosenDatabase):
+                # response_cache_hit (built after) polls it
+                build.shared[DATABASE_SOURCE] = self.database
 
     def __call__(self, environ, start_response):
         manager = RequestTransactionManager()

@@ -49,10 +49,10 @@ from zope.publisher.xmlrpc import XMLRPCRequest
 from zope.schema import Int
 
 from zope.pipeline import environ as keys
-from zope.pipeline import factories
-from zope.pipeline.contract import Contract
-from zope.pipeline.errors import BadInput
-from zope.pipeline.errors import PayloadTooLarge
+from zope.pipeline.engine import factories
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.http.errors import BadInput
+from zope.pipeline.http.errors import PayloadTooLarge
 
 #: What zope.publisher raises for form input it cannot understand
 #: (AttributeError: a ``:record`` field of a name already a ``:list``).

@@ -1,19 +1,31 @@
 """response_cache: pages that did not change are not rendered again, and
 are never served stale.
 
-Off unless ``response_cache.enabled = true``.  Placed right after
-``open_root`` and ``handle_error``, before ``csrf`` and ``transaction``,
-so that a hit needs only what its validation needs: the request's
+Off unless ``response_cache.enabled = true``.  Two stages: this one,
+placed right after ``open_root`` and ``handle_error``, before ``csrf``
+and ``transaction``, renders, records and keeps pages; and
+``response_cache_hit`` (``ResponseCacheHitStage``), placed right after
+``create_request`` and before ``open_root``, answers hits before any
+ZODB connection is opened.  It keeps one ``responsecache.SharedPoll``
+per process: a storage instance whose invalidation polls (RelStorage:
+the commits of every process and host) drop the kept pages that read a
+changed object; a request is answered from a kept page only after a
+poll that started after it arrived has completed (concurrent requests
+share one).  Then nothing but the stored page is sent: nothing is
+committed, no site is set, nobody is authenticated (a candidate carries
+no credentials).  The outer stages (security_headers, virtual_host with
+its allowed hosts and ``++vh++``, retry, create_request) run for hits as
+for every request.  A miss renders through the whole chain, which
+``response_cache_hit`` hands the key and the poll's mark
+(``environ.RESPONSE_CACHE_FRONT``): what transaction, site_events,
+authenticate, traversal and the view read is recorded, and the page is
+kept through ``SharedPoll.store``.
+
+For storages that do not poll themselves (FileStorage, MappingStorage,
+ZEO) and databases chosen per request, ``response_cache_hit`` stands
+aside and this stage validates as it did first: the request's
 connection, a transaction begun on it (``begin``, as the transaction
-stage does: the connection polls the storage, so it sees every commit
-of every process and host), the serials of the objects the page read,
-then nothing but the stored page (open_root aborts the transaction and
-closes the connection: nothing is committed, no site is set, nobody is
-authenticated; a candidate carries no credentials).  The outer stages
-(security_headers, virtual_host with its allowed hosts and ``++vh++``,
-retry, create_request) run for hits as for every request.  A miss
-renders through the whole chain: what transaction, site_events,
-authenticate, traversal and the view read is recorded.
+stage does), the serials of the objects the page read compared.
 
 When the stage is on, it says so in the build context's ``shared``
 (``responsecache.RECORDING``), and open_root, built after it, makes its
@@ -37,10 +49,10 @@ only the key: its first request renders as usual and, when the published
 view is cacheable and the answer can be kept, the key is remembered; the
 next request ghostifies the connection's cache, records every object
 whose state is loaded while it renders (``RecordingConnection``) and
-stores the page with those objects' serials; later requests begin a
-transaction and check, object by object, that each still has its serial
-in that snapshot, and then send the stored page with ``Age`` (hits) or,
-when one changed, drop it and record again (an invalidation).
+stores the page with those objects' serials; later requests are answered
+from it with ``Age`` (hits) while no poll reported an object it read;
+when one changed it is dropped, and the next request records it again
+(an invalidation).
 
 Nothing is kept of an answer that is not a 200, sets a cookie, carries
 its own ``ETag`` or a ``Vary`` beyond the key, is streamed or larger than
@@ -55,6 +67,7 @@ current ETag gets ``304 Not Modified``.  Memory: at most
 entries dropped first.
 """
 
+import threading
 import time
 
 from zope.authentication.interfaces import IUnauthenticatedPrincipal
@@ -65,20 +78,22 @@ from zope.schema import Int
 from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
-from zope.pipeline.contract import Contract
-from zope.pipeline.responsecache import RECORDING
-from zope.pipeline.responsecache import Entry
-from zope.pipeline.responsecache import Learned
-from zope.pipeline.responsecache import RecordingConnection
-from zope.pipeline.responsecache import ResponseCache
-from zope.pipeline.responsecache import changed_since
-from zope.pipeline.responsecache import environ_key
-from zope.pipeline.responsecache import etag_matches
-from zope.pipeline.responsecache import etag_of
-from zope.pipeline.responsecache import policy_of
-from zope.pipeline.wsgi import DeferredStart
-from zope.pipeline.wsgi import close_iterable
-from zope.pipeline.wsgi import listed_chunks
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.http.wsgi import DeferredStart
+from zope.pipeline.http.wsgi import close_iterable
+from zope.pipeline.http.wsgi import listed_chunks
+from zope.pipeline.zodb.responsecache import DATABASE_SOURCE
+from zope.pipeline.zodb.responsecache import RECORDING
+from zope.pipeline.zodb.responsecache import Entry
+from zope.pipeline.zodb.responsecache import Learned
+from zope.pipeline.zodb.responsecache import RecordingConnection
+from zope.pipeline.zodb.responsecache import ResponseCache
+from zope.pipeline.zodb.responsecache import changed_since
+from zope.pipeline.zodb.responsecache import environ_key
+from zope.pipeline.zodb.responsecache import etag_matches
+from zope.pipeline.zodb.responsecache import etag_of
+from zope.pipeline.zodb.responsecache import policy_of
+from zope.pipeline.zodb.responsecache import shared_poll_for
 
 
 class IResponseCacheSettings(Interface):
@@ -124,6 +139,10 @@ NOT_MODIFIED_HEADERS = frozenset(('etag', 'cache-control', 'vary',
 
 #: The key of the cache in ``IBuildContext.shared``.
 SHARED_KEY = 'zope.pipeline.response_cache'
+#: The key of the chain's response_cache stage in ``IBuildContext.shared``
+#: (set while the chain is built: response_cache_hit, outer, is built
+#: after it).
+STAGE_KEY = 'zope.pipeline.response_cache.stage'
 
 
 def cookie_names(header):
@@ -149,6 +168,8 @@ class ResponseCacheStage:
             self.cache = shared[SHARED_KEY] = ResponseCache(max_bytes)
         # open_root (built after this stage) makes its database record
         shared[RECORDING] = True
+        # response_cache_hit (built after open_root) answers hits
+        shared[STAGE_KEY] = self
         self.max_entry_bytes = max_entry_bytes
         self.cache_control = cache_control or ''
         self.ignored_cookies = frozenset((ignored_cookies or '').split())
@@ -189,6 +210,16 @@ class ResponseCacheStage:
         if not isinstance(connection, RecordingConnection):
             # a database that does not record (another connection class)
             return self.next_app(environ, start_response)
+        front = environ.get(keys.RESPONSE_CACHE_FRONT)
+        if front is not None:
+            # response_cache_hit found no page valid after its shared
+            # poll: render, record, keep the page through the poll
+            return self.render(environ, start_response, front.base,
+                               front.learned, front)
+        if self.cache.poll is not None:
+            # pages are validated by the shared poll only: one kept here
+            # without it could miss an invalidation
+            return self.next_app(environ, start_response)
         base = self.key_of(environ, environ[keys.REQUEST_KEY])
         learned = self.cache.get(base)
         if learned is None:
@@ -201,26 +232,13 @@ class ResponseCacheStage:
             # open_root aborts it and closes the connection
             environ[keys.TRANSACTION_MANAGER].begin()
             if not changed_since(connection, entry.reads):
-                return self.hit(environ, start_response, entry)
+                return hit(self, environ, start_response, entry)
             self.cache.discard(key, entry)
             self.count(environ, 'invalidations')
         self.count(environ, 'misses')
         return self.render(environ, start_response, base, learned)
 
-    def hit(self, environ, start_response, entry):
-        self.count(environ, 'hits')
-        environ[keys.VIEW_NAME] = entry.view
-        inm = environ.get('HTTP_IF_NONE_MATCH')
-        if inm and etag_matches(inm, entry.etag):
-            return not_modified(start_response, entry.headers)
-        age = max(0, int(self.clock() - entry.stored))
-        start_response(entry.status,
-                       entry.headers + [('Age', str(age))])
-        if environ['REQUEST_METHOD'] == 'HEAD':
-            return []
-        return [entry.body]
-
-    def render(self, environ, start_response, base, learned):
+    def render(self, environ, start_response, base, learned, front=None):
         """Render; record what is read when the key is known cacheable
         (``learned``); keep the page or learn the key when it qualifies."""
         connection = environ[keys.CONNECTION]
@@ -256,10 +274,15 @@ class ResponseCacheStage:
             entry = Entry(held.status, headers, body, reads, etag,
                           environ.get(keys.VIEW_NAME), self.clock(),
                           key_size(key))
-            self.count(environ, 'stores')
-            evicted = self.cache.put(key, entry)
-            if evicted:
-                self.count(environ, 'evictions', evicted)
+            if front is None:
+                evicted = self.cache.put(key, entry)
+            else:
+                evicted = front.poll.store(self.cache, key, entry,
+                                           front.mark)
+            if evicted is not None:
+                self.count(environ, 'stores')
+                if evicted:
+                    self.count(environ, 'evictions', evicted)
         inm = environ.get('HTTP_IF_NONE_MATCH')
         if inm and etag_matches(inm, etag):
             close_iterable(result)
@@ -307,6 +330,20 @@ class ResponseCacheStage:
             cache[name] = cache.get(name, 0) + amount
 
 
+def hit(stage, environ, start_response, entry):
+    """Answer with the stored ``entry`` (``stage`` counts and dates)."""
+    stage.count(environ, 'hits')
+    environ[keys.VIEW_NAME] = entry.view
+    inm = environ.get('HTTP_IF_NONE_MATCH')
+    if inm and etag_matches(inm, entry.etag):
+        return not_modified(start_response, entry.headers)
+    age = max(0, int(stage.clock() - entry.stored))
+    start_response(entry.status, entry.headers + [('Age', str(age))])
+    if environ['REQUEST_METHOD'] == 'HEAD':
+        return []
+    return [entry.body]
+
+
 def varied(environ, environ_keys):
     return tuple(environ.get(name) for name in environ_keys)
 
@@ -350,6 +387,109 @@ response_cache_stage.settings_schema = IResponseCacheSettings
 response_cache_stage.contract = Contract(
     reads=(keys.CONNECTION, keys.TRANSACTION_MANAGER, keys.REQUEST_KEY),
     reads_if_present=(keys.REQUEST_TYPE, keys.PUBLISHED, keys.VIEW_NAME,
-                      keys.VH_DIRECTIVES, keys.SITE_ROOT, keys.RECORD_KEY),
+                      keys.VH_DIRECTIVES, keys.SITE_ROOT, keys.RECORD_KEY,
+                      keys.RESPONSE_CACHE_FRONT),
     writes=(keys.VIEW_NAME,),
+    results=(keys.VIEW_NAME,))
+
+
+class Front:
+    """What ``response_cache_hit`` hands the ``response_cache`` stage for
+    a request it could not answer: the key, the learned key (or None),
+    the shared poll and its ``mark()`` taken before the connection's
+    transaction began."""
+
+    __slots__ = ('base', 'learned', 'poll', 'mark')
+
+    def __init__(self, base, learned, poll, mark):
+        self.base = base
+        self.learned = learned
+        self.poll = poll
+        self.mark = mark
+
+
+class ResponseCacheHitStage:
+    """Answer from a stored page before a ZODB connection is opened, once
+    a poll shared by the process's requests (``SharedPoll``: RelStorage's
+    invalidation polling on one storage instance of the process), started
+    after the request arrived, has dropped every page that read an
+    object changed since it was stored."""
+
+    def __init__(self, next_app, stage, database):
+        self.next_app = next_app
+        self.stage = stage          # the response_cache stage
+        self.cache = stage.cache
+        self.database = database    # open_root's database source
+        self.lock = threading.Lock()
+        #: The last database seen whose storage does not poll.
+        self.plain = None
+
+    def poll(self):
+        """The shared poll of the process's database (made, and the pages
+        kept before it dropped, when the database is new: the first
+        request, or a forked process), or None when its storage does not
+        poll."""
+        db = self.database.get()
+        cache = self.cache
+        poll = cache.poll
+        if poll is not None and poll.db is db:
+            return poll
+        if db is self.plain:
+            return None
+        with self.lock:
+            poll = cache.poll
+            if poll is None or poll.db is not db:
+                poll = shared_poll_for(db)
+                if poll is None:
+                    self.plain = db
+                    return None
+                cache.invalidate(None)
+                cache.poll = poll
+        return poll
+
+    def __call__(self, environ, start_response):
+        stage = self.stage
+        if not stage.candidate(environ):
+            return self.next_app(environ, start_response)
+        poll = self.poll()
+        if poll is None:
+            return self.next_app(environ, start_response)
+        arrived = poll.arrival()
+        cache = self.cache
+        base = stage.key_of(environ, environ[keys.REQUEST_KEY])
+        learned = cache.get(base)
+        if learned is not None:
+            key = (base, varied(environ, learned.environ_keys))
+            before = cache.get(key)
+            poll.sync(cache, arrived)
+            entry = cache.get(key)
+            if entry is not None:
+                return hit(stage, environ, start_response, entry)
+            if before is not None:      # the poll dropped it
+                stage.count(environ, 'invalidations')
+            stage.count(environ, 'misses')
+        environ[keys.RESPONSE_CACHE_FRONT] = Front(base, learned, poll,
+                                                   poll.mark())
+        return self.next_app(environ, start_response)
+
+
+def response_cache_hit_stage(next_app, build=None):
+    """The stage factory: ResponseCacheHitStage when the response_cache
+    stage of this chain is on (it is built before, being inner) and
+    open_root's database is the process's (not chosen per request), else
+    ``next_app``."""
+    shared = build.shared if build is not None else {}
+    # (taken: each chain's pair, built one after the other)
+    stage = shared.pop(STAGE_KEY, None)
+    database = shared.pop(DATABASE_SOURCE, None)
+    if stage is None or database is None:
+        return next_app
+    return ResponseCacheHitStage(next_app, stage, database)
+
+
+response_cache_hit_stage.contract = Contract(
+    reads=(keys.REQUEST_KEY,),
+    reads_if_present=(keys.REQUEST_TYPE, keys.VH_DIRECTIVES, keys.SITE_ROOT,
+                      keys.RECORD_KEY),
+    writes=(keys.VIEW_NAME, keys.RESPONSE_CACHE_FRONT),
     results=(keys.VIEW_NAME,))

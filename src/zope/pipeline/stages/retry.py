@@ -2,7 +2,7 @@
 
 The request body is read once, to its end (chunked bodies included), into
 memory or, above ``retry.spool_threshold`` bytes, a temporary file
-(``zope.pipeline.bodies``); each attempt gets a fresh copy of the environ
+(``zope.pipeline.http.bodies``); each attempt gets a fresh copy of the environ
 reading that body from the start; the keys the stages inside declare as
 results (``Contract.results``: the published view's name) are copied
 back from it after each attempt, for the outer stages (metrics).
@@ -30,24 +30,24 @@ from zope.schema import Int
 
 from zope.pipeline import components
 from zope.pipeline import environ as keys
-from zope.pipeline.bodies import BadLength
-from zope.pipeline.bodies import BodyTooLarge
-from zope.pipeline.bodies import UnreadableBody
-from zope.pipeline.bodies import read_body
-from zope.pipeline.contract import Contract
-from zope.pipeline.contract import result_keys
-from zope.pipeline.errors import describe_error
-from zope.pipeline.errors import is_transient
-from zope.pipeline.errors import is_unavailable
-from zope.pipeline.errors import log_unavailable
-from zope.pipeline.errors import unavailable_headers
-from zope.pipeline.errors import unavailable_message
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.engine.contract import result_keys
+from zope.pipeline.http.bodies import BadLength
+from zope.pipeline.http.bodies import BodyTooLarge
+from zope.pipeline.http.bodies import UnreadableBody
+from zope.pipeline.http.bodies import read_body
+from zope.pipeline.http.errors import describe_error
+from zope.pipeline.http.errors import is_transient
+from zope.pipeline.http.errors import is_unavailable
+from zope.pipeline.http.errors import log_unavailable
+from zope.pipeline.http.errors import unavailable_headers
+from zope.pipeline.http.errors import unavailable_message
+from zope.pipeline.http.logtext import client_text
+from zope.pipeline.http.logtext import logger_for
+from zope.pipeline.http.wsgi import ClosingIterator
+from zope.pipeline.http.wsgi import DeferredStart
+from zope.pipeline.http.wsgi import plain_response
 from zope.pipeline.interfaces import IBeforeRetry
-from zope.pipeline.logtext import client_text
-from zope.pipeline.logtext import logger_for
-from zope.pipeline.wsgi import ClosingIterator
-from zope.pipeline.wsgi import DeferredStart
-from zope.pipeline.wsgi import plain_response
 
 logger = logger_for('zope.pipeline.retry')
 

@@ -25,8 +25,8 @@ from zope.interface import Interface
 from zope.schema import ASCIILine
 from zope.schema import Bool
 
-from zope.pipeline.contract import Contract
-from zope.pipeline.wsgi import NOSNIFF
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.http.wsgi import NOSNIFF
 
 FRAME_OPTIONS = 'X-Frame-Options'
 CONTENT_SECURITY_POLICY = 'Content-Security-Policy'

@@ -15,7 +15,7 @@ from zope.traversing.interfaces import BeforeTraverseEvent
 
 from zope.pipeline import components
 from zope.pipeline import environ as keys
-from zope.pipeline.contract import Contract
+from zope.pipeline.engine.contract import Contract
 
 
 class ISiteEventsSettings(Interface):

@@ -9,7 +9,7 @@ What is committed is the request's current transaction when the code it
 called returns, as the classic publisher committed ``transaction.get()``:
 the one begun here or, when that code committed, aborted or began a
 transaction itself (zope.pluggableauth's logout commits), the one it went
-on in (``zope.pipeline.scene.RequestTransactionManager``).
+on in (``zope.pipeline.publishing.scene.RequestTransactionManager``).
 
 When the commit fails because the database cannot serve
 (``errors.is_unavailable``), the transaction package's CRITICAL record of
@@ -25,13 +25,13 @@ from zope.interface import Interface
 from zope.interface import implementer
 
 from zope.pipeline import environ as keys
-from zope.pipeline.contract import Contract
-from zope.pipeline.errors import CommitOutcomeUnknown
-from zope.pipeline.errors import describe_error
-from zope.pipeline.errors import is_unreachable
-from zope.pipeline.errors import report_second_phase_failures
-from zope.pipeline.wsgi import DeferredStart
-from zope.pipeline.wsgi import close_iterable
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.http.errors import CommitOutcomeUnknown
+from zope.pipeline.http.errors import describe_error
+from zope.pipeline.http.errors import is_unreachable
+from zope.pipeline.http.errors import report_second_phase_failures
+from zope.pipeline.http.wsgi import DeferredStart
+from zope.pipeline.http.wsgi import close_iterable
 
 
 class ITransactionSettings(Interface):

@@ -2,16 +2,17 @@
 
 zope.publisher's ``request.traverse`` loop walks the path (``:method``
 suffixes, default views, the traversed names that URLs are made of); the
-traversal policy in ``zope.pipeline.traversers`` answers each step:
+traversal policy in ``zope.pipeline.publishing.traversers`` answers each step:
 ``++namespace++`` segments (every zope.traversing namespace), ``@@view``,
 ``IPublishTraverse`` adapters, default views, a security proxy on each
 object, and the traversal hooks that the chain's stages declared
 (assembled when it compiled; then any a stage added for the request),
 run once per object reached.  It is the request's
-``request.publication`` (``zope.pipeline.publication``: what views used
+``request.publication`` (``zope.pipeline.publishing.publication``: what views
+used
 of the classic publication, ``db`` included).
 
-Dot segments are resolved by ``zope.pipeline.paths``, as RFC 3986 says
+Dot segments are resolved by ``zope.pipeline.http.paths``, as RFC 3986 says
 (``/a/../b`` is ``/b``); a ``..`` that would leave the root, or the virtual
 root of a ``++vh++`` directive, is a 400.  The ``vh`` namespace applies
 only the ``++vh++`` directives virtual_host checked in the path
@@ -21,7 +22,7 @@ only the ``++vh++`` directives virtual_host checked in the path
 BrowserRequest means to do (it looks for the suffix after traversing it
 has emptied the list).
 
-The chain's security model (``zope.pipeline.securitymodels``), fixed when
+The chain's security model (``zope.pipeline.security.models``), fixed when
 the chain is built, decides what traversal hands back: security proxies
 (``proxied``), or the content and the trusted views themselves
 (``view-checked``: the call stage checks the published view's permission;
@@ -45,11 +46,11 @@ from zope.security.checker import ProxyFactory
 from zope.security.proxy import removeSecurityProxy
 
 from zope.pipeline import environ as keys
-from zope.pipeline import paths
-from zope.pipeline.contract import Contract
-from zope.pipeline.publication import publication_factory
-from zope.pipeline.securitymodels import PROXIED_MODEL
-from zope.pipeline.traversers import parse_attribute_names
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.http import paths
+from zope.pipeline.publishing.publication import publication_factory
+from zope.pipeline.publishing.traversers import parse_attribute_names
+from zope.pipeline.security.models import PROXIED_MODEL
 
 
 class ITraverseSettings(Interface):
@@ -78,7 +79,7 @@ def set_base_for_method(request):
 
 def resolve_dot_segments(request):
     """zope.publisher keeps ``..`` as a name: resolve the dot segments of
-    the path with ``zope.pipeline.paths`` (``ClimbsAboveRoot``, a 400, for
+    the path with ``zope.pipeline.http.paths`` (``ClimbsAboveRoot``, a 400, for
     a path that climbs above the root)."""
     if '..' not in request.getTraversalStack():
         return

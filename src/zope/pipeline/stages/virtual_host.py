@@ -24,7 +24,7 @@ the host of every ``++vh++`` directive must be in
 ``virtual_host.allowed_hosts`` (default: the loopback names).  A refused
 request gets 400 with a page that says why; the client address, after
 trusted proxies, goes to ``zope.pipeline.client_address``.  Dot segments
-are resolved by ``zope.pipeline.paths`` (400 above the root).  The
+are resolved by ``zope.pipeline.http.paths`` (400 above the root).  The
 zope.traversing ``vh`` namespace applies ``++vh++`` during traversal.
 """
 
@@ -41,20 +41,20 @@ from zope.schema import Bool
 from zope.schema import Choice
 
 from zope.pipeline import environ as keys
-from zope.pipeline import paths
-from zope.pipeline.addresses import PARSED_ADDRESSES
-from zope.pipeline.addresses import AddressList
-from zope.pipeline.addresses import address_text
-from zope.pipeline.addresses import node_address
-from zope.pipeline.addresses import parse_address
-from zope.pipeline.contract import Contract
-from zope.pipeline.hosts import DEFAULT_PORTS
-from zope.pipeline.hosts import HOST_RE
-from zope.pipeline.hosts import LOOPBACK
-from zope.pipeline.hosts import AllowedHosts
-from zope.pipeline.hosts import split_host
-from zope.pipeline.logtext import client_text
-from zope.pipeline.wsgi import plain_response
+from zope.pipeline.engine.contract import Contract
+from zope.pipeline.http import paths
+from zope.pipeline.http.addresses import PARSED_ADDRESSES
+from zope.pipeline.http.addresses import AddressList
+from zope.pipeline.http.addresses import address_text
+from zope.pipeline.http.addresses import node_address
+from zope.pipeline.http.addresses import parse_address
+from zope.pipeline.http.hosts import DEFAULT_PORTS
+from zope.pipeline.http.hosts import HOST_RE
+from zope.pipeline.http.hosts import LOOPBACK
+from zope.pipeline.http.hosts import AllowedHosts
+from zope.pipeline.http.hosts import split_host
+from zope.pipeline.http.logtext import client_text
+from zope.pipeline.http.wsgi import plain_response
 
 logger = logging.getLogger('zope.pipeline.virtual_host')
 

@@ -6,7 +6,7 @@ import time
 from zope.interface import Interface
 from zope.schema import ASCIILine
 
-from zope.pipeline.contract import Contract
+from zope.pipeline.engine.contract import Contract
 
 
 class IServerTimingSettings(Interface):
