@@ -3,6 +3,8 @@ paths give: the base tag filter on list bodies, retry without a body."""
 
 import io
 
+import pytest
+
 from zope.pipeline import environ as keys
 from zope.pipeline.stages.fix_relative_links import BaseTagFilter
 from zope.pipeline.stages.retry import RetryStage
@@ -102,6 +104,31 @@ def test_retry_reads_a_terminated_input_without_a_length():
                             'wsgi.input_terminated': True,
                             'wsgi.input': io.BytesIO(b'data')})
     assert seen['body'] == b'data'
+
+
+class UnreadableInput(io.BytesIO):
+    """A server's input that must not be read (mod_wsgi's daemon would
+    wait for the Apache process to send the end of an empty body)."""
+
+    def read(self, size=-1):
+        raise AssertionError('the input of a bodiless request was read')
+
+
+@pytest.mark.parametrize('method', ['GET', 'HEAD'])
+def test_retry_does_not_read_a_terminated_input_of_a_bodiless_get(method):
+    seen = seen_by_attempt({'REQUEST_METHOD': method,
+                            'wsgi.input_terminated': True,
+                            'wsgi.input': UnreadableInput()})
+    assert seen['body'] == b''
+    assert seen['CONTENT_LENGTH'] == '0'
+
+
+def test_retry_reads_a_chunked_get_of_a_server_that_terminates_input():
+    seen = seen_by_attempt({'REQUEST_METHOD': 'GET',
+                            'HTTP_TRANSFER_ENCODING': 'chunked',
+                            'wsgi.input_terminated': True,
+                            'wsgi.input': io.BytesIO(b'query')})
+    assert seen['body'] == b'query'
 
 
 # -- virtual_host: the client address and the accepted Host headers

@@ -127,11 +127,29 @@ def declared_length(environ):
     return length_without_header(environ)
 
 
+#: Methods whose request content has no defined meaning (RFC 9110
+#: 9.3.1, 9.3.2): without Content-Length or chunking they have no body,
+#: whatever ``wsgi.input_terminated`` says.
+NO_CONTENT_METHODS = frozenset(('GET', 'HEAD'))
+
+
 def length_without_header(environ):
     """The length of a body without Content-Length: None (read to the
-    end) when chunked or the server ends the input, else 0."""
+    end) when chunked, or when the server ends the input of a request
+    whose method carries content (a server that removed the chunking);
+    else 0.
+
+    A GET or HEAD that announces no body is not read: HTTP/1.1 gives it
+    none (RFC 9112 6.3), Apache's mod_http2 announces an HTTP/2 body as
+    chunked, and reading a terminated input to its end costs mod_wsgi's
+    daemon a wait for the Apache process to send the end of an empty
+    body, on every page.
+    """
     chunked = 'chunked' in environ.get('HTTP_TRANSFER_ENCODING', '').lower()
-    if chunked or environ.get('wsgi.input_terminated'):
+    if chunked:
+        return None
+    if environ.get('wsgi.input_terminated') and \
+            environ.get('REQUEST_METHOD') not in NO_CONTENT_METHODS:
         return None
     return 0
 
