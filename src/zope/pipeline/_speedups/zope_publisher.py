@@ -88,7 +88,6 @@ from zope.i18n.interfaces import IUserPreferredLanguages
 from zope.interface import implementedBy
 from zope.interface import providedBy
 from zope.interface.adapter import AdapterRegistry
-from zope.interface.interfaces import IInterface
 from zope.publisher import browser as publisher_browser
 from zope.publisher import http as publisher_http
 from zope.publisher.base import DebugFlags
@@ -99,9 +98,7 @@ from zope.publisher.browser import ModifiableBrowserLanguages
 from zope.publisher.http import HTTPCharsets
 from zope.publisher.http import getCharsetUsingRequest
 from zope.publisher.http import unicode_mimetypes_re
-from zope.publisher.interfaces import IDefaultSkin
 from zope.publisher.interfaces.http import IResult
-from zope.publisher.skinnable import getDefaultSkin
 from zope.publisher.skinnable import setDefaultSkin
 
 from zope.pipeline import components
@@ -469,27 +466,12 @@ def set_default_skin(request):
         return
     setDefaultSkin(request)
     if generation is None or isinstance(adapters, Persistent) or \
-            not skin_depends_on_class(adapters, spec):
+            not factories.skin_depends_on_class(adapters, spec):
         return
     provided = providedBy(request)
     components.remember(_skins, MAX_SKINS, key,
                         (generation, sro,
                          provided if provided is not spec else None))
-
-
-def skin_depends_on_class(adapters, spec):
-    """Does ``setDefaultSkin`` give requests providing ``spec`` a skin
-    that depends on ``spec`` and ``adapters`` alone?  Yes for an interface
-    registered as the default skin (``browser:defaultSkin``), for
-    zope.publisher's named ``default`` adapter (``getDefaultSkin``, which
-    gives ``IDefaultBrowserLayer`` whatever the request) and for none; not
-    for another adapter, unnamed or ``default``, which is called with the
-    request."""
-    skin = adapters.lookup((spec,), IDefaultSkin, '')
-    if skin is None:
-        skin = adapters.lookup((spec,), IDefaultSkin, 'default')
-        return skin is None or skin is getDefaultSkin
-    return IInterface.providedBy(skin)
 
 
 def make_request(self, input_stream, environ):

@@ -21,18 +21,22 @@ import io
 import re
 from xmlrpc.client import loads as parse_xmlrpc
 
+from zope.component import getSiteManager
 from zope.i18n.interfaces import IUserPreferredLanguages
 from zope.i18n.locales import LoadLocaleError
 from zope.i18n.locales import locales
 from zope.interface import implementedBy
 from zope.interface import implementer
 from zope.interface import providedBy
+from zope.interface.interfaces import IInterface
 from zope.publisher import browser as publisher_browser
 from zope.publisher import http as publisher_http
 from zope.publisher import xmlrpc as publisher_xmlrpc
+from zope.publisher.interfaces import IDefaultSkin
 from zope.publisher.interfaces.browser import IBrowserRequest
 from zope.publisher.interfaces.http import IHTTPRequest
 from zope.publisher.interfaces.xmlrpc import IXMLRPCRequest
+from zope.publisher.skinnable import getDefaultSkin
 from zope.publisher.skinnable import setDefaultSkin
 from zope.security.checker import getCheckerForInstancesOf
 from zope.security.checker import selectChecker
@@ -316,6 +320,50 @@ STOCK_CLASSES = {
 browser = RequestFactory(BrowserRequest, IBrowserRequest)
 xmlrpc = RequestFactory(XMLRPCRequest, IXMLRPCRequest)
 http = RequestFactory(HTTPRequest, IHTTPRequest)
+
+
+def skin_depends_on_class(adapters, spec):
+    """Does ``setDefaultSkin`` give requests providing ``spec`` a skin
+    that depends on ``spec`` and ``adapters`` alone?  Yes for an interface
+    registered as the default skin (``browser:defaultSkin``), for
+    zope.publisher's named ``default`` adapter (``getDefaultSkin``, which
+    gives ``IDefaultBrowserLayer`` whatever the request) and for none; not
+    for another adapter, unnamed or ``default``, which is called with the
+    request."""
+    skin = adapters.lookup((spec,), IDefaultSkin, '')
+    if skin is None:
+        skin = adapters.lookup((spec,), IDefaultSkin, 'default')
+        return skin is None or skin is getDefaultSkin
+    return IInterface.providedBy(skin)
+
+
+def request_spec_inputs(factory):
+    """What the interfaces of a request made by ``factory`` are decided
+    by, when nothing of the request's environ decides them: a tuple (the
+    adapter registry, the request class's declaration, its resolution
+    order and the default skin registrations ``setDefaultSkin`` looks up)
+    to compare item by item with ``is`` (``same_inputs``); while it is
+    the same, every request the factory makes provides the same
+    interfaces.  None when they may depend on the request: a factory
+    other than ``RequestFactory``, a request class other than this
+    module's (whose ``__init__`` declares nothing), or a default skin
+    adapter called with the request."""
+    if type(factory) is not RequestFactory or \
+            factory.request_class not in STOCK_CLASSES:
+        return None
+    adapters = getSiteManager().adapters
+    spec = implementedBy(factory.request_class)
+    if not skin_depends_on_class(adapters, spec):
+        return None
+    return (adapters, spec, spec.__iro__,
+            adapters.lookup((spec,), IDefaultSkin, ''),
+            adapters.lookup((spec,), IDefaultSkin, 'default'))
+
+
+def same_inputs(inputs, other):
+    """Are two ``request_spec_inputs`` the same objects, item by item?"""
+    return other is not None and all(
+        mine is theirs for mine, theirs in zip(inputs, other))
 
 
 def request_interface_of(factory):
