@@ -13,6 +13,12 @@ import os
 import pytest
 import transaction
 from ZODB.Connection import Connection
+from zope.component import getGlobalSiteManager
+from zope.interface import directlyProvides
+from zope.publisher.interfaces import IDefaultSkin
+from zope.publisher.interfaces.browser import IBrowserRequest
+from zope.publisher.interfaces.browser import IBrowserSkinType
+from zope.publisher.interfaces.browser import IDefaultBrowserLayer
 from zope.securitypolicy.principalpermission import (
     AnnotationPrincipalPermissionManager,
 )
@@ -105,6 +111,75 @@ def test_the_third_request_of_a_page_is_a_hit_with_age_and_etag(app):
     assert third.headers['ETag'] == second.headers['ETag']
     assert third.headers['Cache-Control'] == 'no-cache'
     assert third.body == second.body == first.body
+
+
+@pytest.fixture
+def requests_made(monkeypatch):
+    """The browser requests made, counted."""
+    from zope.pipeline.engine.factories import BrowserRequest
+    made = []
+    init = BrowserRequest.__init__
+
+    def counting(self, *args, **kw):
+        made.append(self)
+        init(self, *args, **kw)
+    monkeypatch.setattr(BrowserRequest, '__init__', counting)
+    return made
+
+
+def test_a_hit_is_answered_before_the_request_is_made(app, requests_made):
+    stored(app, '/folder/page')
+    assert len(requests_made) == 2
+    assert is_hit(app.get('/folder/page'))
+    assert is_hit(app.get('/folder/page', headers={
+        'Accept-Language': 'de'})) is False     # another key: rendered
+    assert len(requests_made) == 3
+
+
+class IThemed(IDefaultBrowserLayer):
+    """A layer of the tests' own."""
+
+
+directlyProvides(IThemed, IBrowserSkinType)
+
+
+def themed(request):
+    """A default skin adapter called with the request (not the class's
+    alone): the front door cannot make its requests' keys."""
+    return IThemed if request.getHeader('X-Theme') else IDefaultBrowserLayer
+
+
+def test_pages_of_a_skin_chosen_per_request_are_answered_after_the_request(
+        make_testapp, config, requests_made):
+    app = make_testapp(SITE_ZCML, settings(config, vary='X-Theme'))
+    getGlobalSiteManager().registerAdapter(themed, (IBrowserRequest,),
+                                           IDefaultSkin)
+    plain = stored(app, '/folder/page')
+    dark = stored(app, '/folder/page', headers={'X-Theme': 'dark'})
+    made = len(requests_made)
+    again = app.get('/folder/page')
+    dark_again = app.get('/folder/page', headers={'X-Theme': 'dark'})
+    assert is_hit(again) and is_hit(dark_again)
+    assert again.headers['ETag'] == plain.headers['ETag']
+    assert dark_again.headers['ETag'] == dark.headers['ETag'] != \
+        plain.headers['ETag']
+    assert len(requests_made) == made + 2       # made, to know the skin
+    assert 'X-Theme' in dark_again.headers['Vary']
+
+
+def test_a_default_skin_registered_later_is_not_answered_the_old_pages(
+        app, requests_made):
+    stored(app, '/folder/page')
+    assert is_hit(app.get('/folder/page'))
+    getGlobalSiteManager().registerAdapter(IThemed, (IBrowserRequest,),
+                                           IDefaultSkin)
+    after = app.get('/folder/page')
+    assert not is_hit(after)
+    assert IThemed.providedBy(requests_made[-1])
+    stored(app, '/folder/page')
+    made = len(requests_made)
+    assert is_hit(app.get('/folder/page'))
+    assert len(requests_made) == made           # the new shape, learned
 
 
 def test_a_hit_begins_a_transaction_and_commits_nothing(app, monkeypatch):

@@ -165,6 +165,8 @@ def test_discard_drops_only_the_value_it_was_given():
 
 class Build:
 
+    request_type = 'browser'
+
     def __init__(self, recording):
         self.shared = {responsecache.RECORDING: True} if recording else {}
 
@@ -173,8 +175,12 @@ def test_open_root_makes_a_given_database_record_for_a_response_cache(db):
     from zope.pipeline.stages.open_root import OpenRootStage
     OpenRootStage(None, database=db, build=Build(False))
     assert db.klass is Connection
-    OpenRootStage(None, database=db, build=Build(True))
+    build = Build(True)
+    stage = OpenRootStage(None, database=db, build=build)
     assert db.klass is RecordingConnection
+    # the front door polls it for the chain's request type
+    assert build.shared[responsecache.DATABASE_SOURCE] == {
+        'browser': stage.database}
 
 
 def test_open_root_makes_each_chosen_database_record(db):
@@ -374,18 +380,24 @@ def cache_stage(**kw):
                               **kw)
 
 
+def door(cache=None, choose=None, sources=None):
+    from zope.pipeline.stages.response_cache import Keys
+    from zope.pipeline.stages.response_cache import ResponseCacheHitStage
+    return ResponseCacheHitStage(None, Keys(), cache or ResponseCache(1000),
+                                 choose, {} if sources is None else sources)
+
+
 def test_a_new_database_gets_a_new_poll_and_drops_the_pages_kept(
         two_relstorages):
-    from zope.pipeline.stages.response_cache import ResponseCacheHitStage
     first, second = two_relstorages
-    hit = ResponseCacheHitStage(None, cache_stage(),
-                                Source(first, first, second))
+    hit = door()
     cache = hit.cache
-    poll = hit.poll()
-    assert poll.db is first and hit.poll() is poll
+    source = Source(first, first, second)
+    poll = hit.poll(source)
+    assert poll.db is first and hit.poll(source) is poll
     cache.put('base', Learned((), 10))
     cache.put('page', entry({b'1': b's'}))
-    renewed = hit.poll()            # the database of a forked process
+    renewed = hit.poll(source)      # the database of a forked process
     assert renewed.db is second and cache.poll is renewed
     assert cache.get('page') is None and cache.get('base') is not None
     poll.close()
@@ -397,9 +409,8 @@ def test_a_database_that_does_not_poll_is_asked_once(db, monkeypatch):
     asked = []
     monkeypatch.setattr(response_cache, 'shared_poll_for', lambda db: (
         asked.append(db), responsecache.shared_poll_for(db))[1])
-    hit = response_cache.ResponseCacheHitStage(None, cache_stage(),
-                                               Source(db))
-    assert hit.poll() is None and hit.poll() is None
+    hit = door()
+    assert hit.poll(Source(db)) is None and hit.poll(Source(db)) is None
     assert asked == [db]
 
 
@@ -417,17 +428,110 @@ def test_without_a_front_the_stage_keeps_nothing_once_a_poll_exists(db):
         connection.close()
 
 
-def test_the_hit_stage_is_built_only_beside_a_cache_and_a_fixed_database():
+class Registry:
+    """The pipeline registry's request factory choice: ``registration``
+    for every request."""
+
+    def __init__(self, registration=None):
+        self.registration = registration
+
+    def choose_request_factory(self, environ):
+        return self.registration
+
+
+class Settings:
+
+    def __init__(self, shared=None, **cache):
+        self.settings = {'response_cache': cache} if cache else {}
+        self.shared = {} if shared is None else shared
+        self.registry = Registry()
+
+
+def test_the_front_door_is_built_when_the_cache_is_on_and_shares_its_cache():
     from zope.pipeline.stages import response_cache as module
     app = object()
+    assert module.response_cache_hit_stage(app) is app
+    assert module.response_cache_hit_stage(app, build=Settings()) is app
+    assert module.response_cache_hit_stage(
+        app, build=Settings(enabled='false')) is app
+    build = Settings(enabled='true', max_bytes='500', vary='X-Theme',
+                     ignored_cookies='consent')
+    built = module.response_cache_hit_stage(app, build=build)
+    assert built.next_app is app and built.cache.max_bytes == 500
+    assert built.keys.vary == ('X-Theme',)
+    assert built.keys.ignored_cookies == {'consent'}
+    # the inner stage, built after, shares the cache; open_root fills
+    # the sources
+    assert cache_stage(build=build).cache is built.cache
+    assert built.sources is build.shared[responsecache.DATABASE_SOURCE]
+    assert built.choose == build.registry.choose_request_factory
 
-    class Build:
-        shared = {}
-    assert module.response_cache_hit_stage(app, build=Build()) is app
-    stage = cache_stage(build=Build())      # a cache, no fixed database
-    assert module.response_cache_hit_stage(app, build=Build()) is app
-    Build.shared[module.STAGE_KEY] = stage
-    Build.shared[responsecache.DATABASE_SOURCE] = Source(None)
-    built = module.response_cache_hit_stage(app, build=Build())
-    assert built.stage is stage and built.next_app is app
-    assert module.STAGE_KEY not in Build.shared     # taken for one chain
+
+def test_the_front_door_passes_requests_it_cannot_poll_for(db):
+    from zope.pipeline.engine.factories import browser
+    from zope.pipeline.engine.registry import RequestFactoryRegistration
+    passed = []
+
+    def app(environ, start_response):
+        passed.append(dict(environ))
+        return ['rendered']
+    hit = door(choose=Registry().choose_request_factory)
+    hit.next_app = app
+    environ = {'REQUEST_METHOD': 'GET', 'PATH_INFO': '/'}
+    # no request type
+    assert hit(dict(environ), None) == ['rendered']
+    # a database chosen per request (no source), or one that does not poll
+    hit.choose = Registry(RequestFactoryRegistration(
+        'browser', browser, ('GET',), ('*',), 0)).choose_request_factory
+    assert hit(dict(environ), None) == ['rendered']
+    hit.sources['browser'] = Source(db)
+    assert hit(dict(environ), None) == ['rendered']
+    # not a candidate
+    assert hit(dict(environ, REQUEST_METHOD='POST'), None) == ['rendered']
+    assert len(passed) == 4
+    assert not any('zope.pipeline.response_cache.front' in seen
+                   for seen in passed)
+
+
+# -- what the front door knows of a request type
+
+
+def test_a_request_kind_keeps_its_shape_while_its_inputs_are_the_same():
+    from zope.pipeline.engine.factories import browser
+    from zope.pipeline.engine.factories import request_spec_inputs
+    from zope.pipeline.stages.response_cache import RequestKind
+    kind = RequestKind(browser)
+    inputs, shape = kind.now()
+    assert shape is None and inputs is not None
+    kind.learn(inputs, ('BrowserRequest', ('an', 'iro')))
+    assert kind.now() == (request_spec_inputs(browser),
+                          ('BrowserRequest', ('an', 'iro')))
+    kind.inputs = inputs[:-1] + (object(),)     # a registration changed
+    assert kind.now()[1] is None
+
+
+def test_a_request_kind_of_another_factory_learns_nothing():
+    from zope.pipeline.engine.factories import BrowserRequest
+    from zope.pipeline.engine.factories import RequestFactory
+    from zope.pipeline.stages.response_cache import RequestKind
+
+    class SiteRequest(BrowserRequest):
+        pass
+    kind = RequestKind(RequestFactory(SiteRequest))
+    inputs, shape = kind.now()
+    assert inputs is None and shape is None
+    kind.learn(inputs, ('SiteRequest', ()))
+    assert kind.shape is None
+
+
+def test_a_request_kind_refused_once_never_learns_again(caplog):
+    from zope.pipeline.engine.factories import browser
+    from zope.pipeline.stages.response_cache import RequestKind
+    kind = RequestKind(browser)
+    inputs = kind.now()[0]
+    kind.learn(inputs, ('BrowserRequest', ('learned',)))
+    kind.refuse(('BrowserRequest', ('other',)))
+    assert kind.now()[1] is None
+    kind.learn(inputs, ('BrowserRequest', ('learned',)))
+    assert kind.now()[1] is None
+    assert "('other',), not the learned ('learned',)" in caplog.text

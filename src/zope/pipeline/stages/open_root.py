@@ -166,8 +166,9 @@ class OpenRootStage:
             # load (else they are ZODB's plain Connection)
             self.database.record()
             if not isinstance(self.database, ChosenDatabase):
-                # response_cache_hit (built after) polls it
-                build.shared[DATABASE_SOURCE] = self.database
+                # response_cache_hit (outer) polls it for this request type
+                build.shared.setdefault(DATABASE_SOURCE, {})[
+                    build.request_type] = self.database
 
     def __call__(self, environ, start_response):
         manager = RequestTransactionManager()

@@ -4,18 +4,28 @@ are never served stale.
 Off unless ``response_cache.enabled = true``.  Two stages: this one,
 placed right after ``open_root`` and ``handle_error``, before ``csrf``
 and ``transaction``, renders, records and keeps pages; and
-``response_cache_hit`` (``ResponseCacheHitStage``), placed right after
-``create_request`` and before ``open_root``, answers hits before any
-ZODB connection is opened.  It keeps one ``responsecache.SharedPoll``
-per process: a storage instance whose invalidation polls (RelStorage:
-the commits of every process and host) drop the kept pages that read a
-changed object; a request is answered from a kept page only after a
-poll that started after it arrived has completed (concurrent requests
-share one).  Then nothing but the stored page is sent: nothing is
-committed, no site is set, nobody is authenticated (a candidate carries
-no credentials).  The outer stages (security_headers, virtual_host with
-its allowed hosts and ``++vh++``, retry, create_request) run for hits as
-for every request.  A miss renders through the whole chain, which
+``response_cache_hit`` (``ResponseCacheHitStage``), an outer stage
+placed right after ``virtual_host`` and before ``retry``, answers hits
+before the request is made and before any ZODB connection is opened.
+It keeps one ``responsecache.SharedPoll`` per process: a storage
+instance whose invalidation polls (RelStorage: the commits of every
+process and host) drop the kept pages that read a changed object; a
+request is answered from a kept page only after a poll that started
+after it arrived has completed (concurrent requests share one).  Then
+nothing but the stored page is sent: nothing is committed, no site is
+set, nobody is authenticated (a candidate carries no credentials).  The
+outer stages before it (metrics, security_headers, virtual_host with
+its allowed hosts and ``++vh++``) run for hits as for every request.
+
+A key includes what the request provides (its skin and layers), which
+the front door knows without the request only where the request type's
+factory makes every request provide the same interfaces
+(``factories.request_spec_inputs``: the standard factories, and a default
+skin that does not depend on the request): it learns them from the first
+request of the type the ``response_cache`` stage sees (``RequestKind``),
+and uses them while what decided them is the same.  Otherwise the key is
+made here, from the request, and hits are answered here, through the
+same shared poll.  A miss renders through the whole chain, which
 ``response_cache_hit`` hands the key and the poll's mark
 (``environ.RESPONSE_CACHE_FRONT``): what transaction, site_events,
 authenticate, traversal and the view read is recorded, and the page is
@@ -23,7 +33,7 @@ kept through ``SharedPoll.store``.
 
 For storages that do not poll themselves (FileStorage, MappingStorage,
 ZEO) and databases chosen per request, ``response_cache_hit`` stands
-aside and this stage validates as it did first: the request's
+aside and this stage validates on its own: the request's
 connection, a transaction begun on it (``begin``, as the transaction
 stage does), the serials of the objects the page read compared.
 
@@ -67,6 +77,7 @@ current ETag gets ``304 Not Modified``.  Memory: at most
 entries dropped first.
 """
 
+import logging
 import threading
 import time
 
@@ -79,6 +90,9 @@ from zope.schema import TextLine
 
 from zope.pipeline import environ as keys
 from zope.pipeline.engine.contract import Contract
+from zope.pipeline.engine.factories import request_spec_inputs
+from zope.pipeline.engine.factories import same_inputs
+from zope.pipeline.engine.settings import convert
 from zope.pipeline.http.wsgi import DeferredStart
 from zope.pipeline.http.wsgi import close_iterable
 from zope.pipeline.http.wsgi import listed_chunks
@@ -139,10 +153,7 @@ NOT_MODIFIED_HEADERS = frozenset(('etag', 'cache-control', 'vary',
 
 #: The key of the cache in ``IBuildContext.shared``.
 SHARED_KEY = 'zope.pipeline.response_cache'
-#: The key of the chain's response_cache stage in ``IBuildContext.shared``
-#: (set while the chain is built: response_cache_hit, outer, is built
-#: after it).
-STAGE_KEY = 'zope.pipeline.response_cache.stage'
+logger = logging.getLogger(__name__)
 
 
 def cookie_names(header):
@@ -151,34 +162,15 @@ def cookie_names(header):
             if part.strip()}
 
 
-class ResponseCacheStage:
-    """Serve stored pages while what they read is unchanged."""
+class Keys:
+    """Which requests the cache may answer, and what their keys are made
+    of, by the ``response_cache`` settings (both stages have one)."""
 
-    settings_schema = IResponseCacheSettings
-
-    def __init__(self, next_app, max_bytes=64 << 20,
-                 max_entry_bytes=1 << 20, cache_control='no-cache',
-                 ignored_cookies='', vary='', clock=time.monotonic,
-                 build=None):
-        self.next_app = next_app
-        # one cache for the chains of every request type of a publisher
-        shared = build.shared if build is not None else {}
-        self.cache = shared.get(SHARED_KEY)
-        if self.cache is None:
-            self.cache = shared[SHARED_KEY] = ResponseCache(max_bytes)
-        # open_root (built after this stage) makes its database record
-        shared[RECORDING] = True
-        # response_cache_hit (built after open_root) answers hits
-        shared[STAGE_KEY] = self
-        self.max_entry_bytes = max_entry_bytes
-        self.cache_control = cache_control or ''
+    def __init__(self, ignored_cookies='', vary=''):
         self.ignored_cookies = frozenset((ignored_cookies or '').split())
         self.vary = tuple(vary.split()) if vary else ()
         self.key_environ = KEY_ENVIRON + tuple(environ_key(name)
                                                for name in self.vary)
-        self.clock = clock
-
-    # -- which requests
 
     def candidate(self, environ):
         if environ.get('REQUEST_METHOD') not in ('GET', 'HEAD'):
@@ -193,18 +185,75 @@ class ResponseCacheStage:
             return False
         return True
 
-    def key_of(self, environ, request):
+    def key_of(self, environ, request_type, shape):
+        """The key of a request of ``request_type`` whose requests provide
+        what ``shape`` says (``shape_of``)."""
         get = environ.get
-        # every interface the request provides (its skin and layers)
-        return (get(keys.REQUEST_TYPE, ''), type(request).__qualname__,
-                providedBy(request).__iro__,
+        return (request_type, shape,
                 tuple(get(name) for name in self.key_environ),
                 get(keys.VH_DIRECTIVES), get(keys.SITE_ROOT))
+
+
+def shape_of(request):
+    """What of the request a page may depend on besides its environ: its
+    class and every interface it provides (its skin and layers)."""
+    return (type(request).__qualname__, providedBy(request).__iro__)
+
+
+def shared_cache(shared, max_bytes):
+    """The ``ResponseCache`` the stages of one publisher share (made by
+    the first stage built, with the ``max_bytes`` of the settings)."""
+    cache = shared.get(SHARED_KEY)
+    if cache is None:
+        cache = shared[SHARED_KEY] = ResponseCache(max_bytes)
+    return cache
+
+
+class Counting:
+    """Counts hits, misses, invalidations, stores and evictions in the
+    cache and in the request's metrics record."""
+
+    def count(self, environ, name, amount=1):
+        self.cache.count(name, amount)
+        record = environ.get(keys.RECORD_KEY)
+        if record is not None:
+            cache = record.cache
+            if cache is None:
+                cache = record.cache = {}
+            cache[name] = cache.get(name, 0) + amount
+
+
+class ResponseCacheStage(Counting):
+    """Render, record and keep the pages of cacheable views; answer the
+    hits the front door could not (``Front.base`` None) or, for storages
+    that do not poll, all of them."""
+
+    settings_schema = IResponseCacheSettings
+
+    def __init__(self, next_app, max_bytes=64 << 20,
+                 max_entry_bytes=1 << 20, cache_control='no-cache',
+                 ignored_cookies='', vary='', clock=time.monotonic,
+                 build=None):
+        self.next_app = next_app
+        # one cache for the chains of every request type of a publisher
+        shared = build.shared if build is not None else {}
+        self.cache = shared_cache(shared, max_bytes)
+        # open_root (built after this stage) makes its database record
+        shared[RECORDING] = True
+        self.max_entry_bytes = max_entry_bytes
+        self.cache_control = cache_control or ''
+        self.keys = Keys(ignored_cookies, vary)
+        self.vary = self.keys.vary
+        self.clock = clock
+
+    def key_of(self, environ, request):
+        return self.keys.key_of(environ, environ.get(keys.REQUEST_TYPE, ''),
+                                shape_of(request))
 
     # -- the request
 
     def __call__(self, environ, start_response):
-        if not self.candidate(environ):
+        if not self.keys.candidate(environ):
             return self.next_app(environ, start_response)
         connection = environ[keys.CONNECTION]
         if not isinstance(connection, RecordingConnection):
@@ -212,10 +261,7 @@ class ResponseCacheStage:
             return self.next_app(environ, start_response)
         front = environ.get(keys.RESPONSE_CACHE_FRONT)
         if front is not None:
-            # response_cache_hit found no page valid after its shared
-            # poll: render, record, keep the page through the poll
-            return self.render(environ, start_response, front.base,
-                               front.learned, front)
+            return self.behind_front(environ, start_response, front)
         if self.cache.poll is not None:
             # pages are validated by the shared poll only: one kept here
             # without it could miss an invalidation
@@ -237,6 +283,38 @@ class ResponseCacheStage:
             self.count(environ, 'invalidations')
         self.count(environ, 'misses')
         return self.render(environ, start_response, base, learned)
+
+    def behind_front(self, environ, start_response, front):
+        """A request the front door passed on, with its shared poll: its
+        key made from the request; the front door taught the shape of its
+        request type; answered here from a kept page when the front door
+        could not make the key, else rendered, and kept through the
+        poll."""
+        base = self.key_of(environ, environ[keys.REQUEST_KEY])
+        if front.base == base:
+            return self.render(environ, start_response, base,
+                               front.learned, front)
+        if front.kind is not None:
+            if front.base is None:
+                front.kind.learn(front.inputs, base[1])
+            else:
+                front.kind.refuse(base[1])
+        learned = self.cache.get(base)
+        if learned is not None:
+            cache = self.cache
+            key = (base, varied(environ, learned.environ_keys))
+            before = cache.get(key)
+            front.poll.sync(cache, front.arrived)
+            entry = cache.get(key)
+            if entry is not None:
+                return hit(self, environ, start_response, entry)
+            if before is not None:      # the poll dropped it
+                self.count(environ, 'invalidations')
+            self.count(environ, 'misses')
+            # the transaction stage (after this one) begins the rendering's
+            # transaction after the poll just made
+            front.mark = front.poll.mark()
+        return self.render(environ, start_response, base, learned, front)
 
     def render(self, environ, start_response, base, learned, front=None):
         """Render; record what is read when the key is known cacheable
@@ -320,16 +398,6 @@ class ResponseCacheStage:
             return None
         return policy
 
-    def count(self, environ, name, amount=1):
-        self.cache.count(name, amount)
-        record = environ.get(keys.RECORD_KEY)
-        if record is not None:
-            cache = record.cache
-            if cache is None:
-                cache = record.cache = {}
-            cache[name] = cache.get(name, 0) + amount
-
-
 def hit(stage, environ, start_response, entry):
     """Answer with the stored ``entry`` (``stage`` counts and dates)."""
     stage.count(environ, 'hits')
@@ -395,41 +463,104 @@ response_cache_stage.contract = Contract(
 
 class Front:
     """What ``response_cache_hit`` hands the ``response_cache`` stage for
-    a request it could not answer: the key, the learned key (or None),
-    the shared poll and its ``mark()`` taken before the connection's
-    transaction began."""
+    a request it did not answer: the key it made (None when it could not
+    make one without the request), the learned key (or None), the shared
+    poll, the poll count when the request arrived (``arrived``) and the
+    poll's ``mark()`` taken before the request's transaction began; what
+    it knows of the request type (``kind``, a ``RequestKind``, or None)
+    and the ``request_spec_inputs`` of its factory now (``inputs``)."""
 
-    __slots__ = ('base', 'learned', 'poll', 'mark')
+    __slots__ = ('base', 'learned', 'poll', 'arrived', 'mark', 'kind',
+                 'inputs')
 
-    def __init__(self, base, learned, poll, mark):
+    def __init__(self, base, learned, poll, arrived, mark, kind=None,
+                 inputs=None):
         self.base = base
         self.learned = learned
         self.poll = poll
+        self.arrived = arrived
         self.mark = mark
+        self.kind = kind
+        self.inputs = inputs
 
 
-class ResponseCacheHitStage:
-    """Answer from a stored page before a ZODB connection is opened, once
-    a poll shared by the process's requests (``SharedPoll``: RelStorage's
-    invalidation polling on one storage instance of the process), started
-    after the request arrived, has dropped every page that read an
-    object changed since it was stored."""
+class RequestKind:
+    """What the front door knows of the requests of one request type: the
+    shape of its requests (``shape_of``), learned from a request the
+    ``response_cache`` stage saw, and what decided it (``inputs``,
+    ``factories.request_spec_inputs``).  The shape is used while the
+    inputs are the same objects, so a request's key is made before the
+    request is."""
 
-    def __init__(self, next_app, stage, database):
+    __slots__ = ('factory', 'inputs', 'shape', 'refused')
+
+    def __init__(self, factory):
+        self.factory = factory
+        self.inputs = None
+        self.shape = None
+        #: The requests of this type did not all have the learned shape.
+        self.refused = False
+
+    def now(self):
+        """(the factory's inputs now, the shape valid for them or None)."""
+        inputs = request_spec_inputs(self.factory)
+        if inputs is None or self.shape is None or \
+                not same_inputs(inputs, self.inputs):
+            return inputs, None
+        return inputs, self.shape
+
+    def learn(self, inputs, shape):
+        """A request made while the factory's inputs were ``inputs`` had
+        ``shape``."""
+        if inputs is not None and not self.refused:
+            self.inputs = inputs
+            self.shape = shape
+
+    def refuse(self, shape):
+        """A request of this type had another shape than the one learned:
+        never make a key without the request again (which
+        ``request_spec_inputs`` should have made impossible)."""
+        logger.warning(
+            'response_cache: a request of %s had the interfaces %s, not '
+            'the learned %s; its pages are answered after the request is '
+            'made from now on', self.factory, shape[1], self.shape[1])
+        self.refused = True
+        self.shape = None
+
+
+class ResponseCacheHitStage(Counting):
+    """The front door of the response cache, an outer stage: it answers
+    from a stored page before the request is made and before a ZODB
+    connection is opened, once a poll shared by the process's requests
+    (``SharedPoll``: RelStorage's invalidation polling on one storage
+    instance of the process), started after the request arrived, has
+    dropped every page that read an object changed since it was stored.
+
+    A page's key needs what the request provides (its skin and layers):
+    the front door makes it without the request only where the request
+    type's factory gives every request the same interfaces
+    (``RequestKind``), and hands everything else to the ``response_cache``
+    stage behind (``Front``), with the shared poll."""
+
+    def __init__(self, next_app, keys_, cache, choose, sources):
         self.next_app = next_app
-        self.stage = stage          # the response_cache stage
-        self.cache = stage.cache
-        self.database = database    # open_root's database source
+        self.keys = keys_
+        self.cache = cache
+        self.choose = choose        # the registry's choose_request_factory
+        #: Request type name -> open_root's database source, filled as the
+        #: inner chains are built (those whose database is the process's).
+        self.sources = sources
+        self.kinds = {}
         self.lock = threading.Lock()
         #: The last database seen whose storage does not poll.
         self.plain = None
 
-    def poll(self):
+    def poll(self, source):
         """The shared poll of the process's database (made, and the pages
         kept before it dropped, when the database is new: the first
         request, or a forked process), or None when its storage does not
         poll."""
-        db = self.database.get()
+        db = source.get()
         cache = self.cache
         poll = cache.poll
         if poll is not None and poll.db is db:
@@ -447,49 +578,69 @@ class ResponseCacheHitStage:
                 cache.poll = poll
         return poll
 
+    def kind_of(self, registration):
+        kind = self.kinds.get(registration.name)
+        if kind is None:
+            kind = self.kinds.setdefault(registration.name,
+                                         RequestKind(registration.factory))
+        return kind
+
     def __call__(self, environ, start_response):
-        stage = self.stage
-        if not stage.candidate(environ):
+        if not self.keys.candidate(environ):
             return self.next_app(environ, start_response)
-        poll = self.poll()
+        registration = self.choose(environ)
+        source = (self.sources.get(registration.name)
+                  if registration is not None else None)
+        if source is None:
+            # no request type, or a database chosen per request
+            return self.next_app(environ, start_response)
+        poll = self.poll(source)
         if poll is None:
             return self.next_app(environ, start_response)
         arrived = poll.arrival()
-        cache = self.cache
-        base = stage.key_of(environ, environ[keys.REQUEST_KEY])
-        learned = cache.get(base)
-        if learned is not None:
-            key = (base, varied(environ, learned.environ_keys))
-            before = cache.get(key)
-            poll.sync(cache, arrived)
-            entry = cache.get(key)
-            if entry is not None:
-                return hit(stage, environ, start_response, entry)
-            if before is not None:      # the poll dropped it
-                stage.count(environ, 'invalidations')
-            stage.count(environ, 'misses')
-        environ[keys.RESPONSE_CACHE_FRONT] = Front(base, learned, poll,
-                                                   poll.mark())
+        kind = self.kind_of(registration)
+        inputs, shape = kind.now()
+        base = learned = None
+        if shape is not None:
+            cache = self.cache
+            base = self.keys.key_of(environ, registration.name, shape)
+            learned = cache.get(base)
+            if learned is not None:
+                key = (base, varied(environ, learned.environ_keys))
+                before = cache.get(key)
+                poll.sync(cache, arrived)
+                entry = cache.get(key)
+                if entry is not None:
+                    return hit(self, environ, start_response, entry)
+                if before is not None:      # the poll dropped it
+                    self.count(environ, 'invalidations')
+                self.count(environ, 'misses')
+        environ[keys.RESPONSE_CACHE_FRONT] = Front(
+            base, learned, poll, arrived, poll.mark(), kind, inputs)
         return self.next_app(environ, start_response)
+
+    #: The clock of the ``Age`` of hits (the stored pages' clock).
+    clock = staticmethod(time.monotonic)
 
 
 def response_cache_hit_stage(next_app, build=None):
-    """The stage factory: ResponseCacheHitStage when the response_cache
-    stage of this chain is on (it is built before, being inner) and
-    open_root's database is the process's (not chosen per request), else
+    """The stage factory: ResponseCacheHitStage when the
+    ``response_cache`` stage is on (its settings say so), else
     ``next_app``."""
-    shared = build.shared if build is not None else {}
-    # (taken: each chain's pair, built one after the other)
-    stage = shared.pop(STAGE_KEY, None)
-    database = shared.pop(DATABASE_SOURCE, None)
-    if stage is None or database is None:
+    if build is None:
         return next_app
-    return ResponseCacheHitStage(next_app, stage, database)
+    settings = convert(response_cache_stage, 'response_cache',
+                       build.settings.get('response_cache', {}))
+    if not settings['enabled']:
+        return next_app
+    return ResponseCacheHitStage(
+        next_app, Keys(settings['ignored_cookies'], settings['vary']),
+        shared_cache(build.shared, settings['max_bytes']),
+        build.registry.choose_request_factory,
+        build.shared.setdefault(DATABASE_SOURCE, {}))
 
 
 response_cache_hit_stage.contract = Contract(
-    reads=(keys.REQUEST_KEY,),
-    reads_if_present=(keys.REQUEST_TYPE, keys.VH_DIRECTIVES, keys.SITE_ROOT,
-                      keys.RECORD_KEY),
+    reads_if_present=(keys.VH_DIRECTIVES, keys.SITE_ROOT, keys.RECORD_KEY),
     writes=(keys.VIEW_NAME, keys.RESPONSE_CACHE_FRONT),
     results=(keys.VIEW_NAME,))
