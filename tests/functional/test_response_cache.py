@@ -182,6 +182,20 @@ def test_a_default_skin_registered_later_is_not_answered_the_old_pages(
     assert len(requests_made) == made           # the new shape, learned
 
 
+def test_a_poll_that_fails_leaves_the_page_to_the_chain(app, monkeypatch):
+    from zope.pipeline.zodb.responsecache import SharedPoll
+    stored(app, '/folder/page')
+
+    def unreachable(poll):
+        raise ConnectionError('the database went away')
+    monkeypatch.setattr(SharedPoll, 'changes', unreachable)
+    rendered = app.get('/folder/page')
+    assert not is_hit(rendered) and 'ETag' not in rendered.headers
+    monkeypatch.undo()
+    stored(app, '/folder/page')
+    assert is_hit(app.get('/folder/page'))
+
+
 def test_a_hit_begins_a_transaction_and_commits_nothing(app, monkeypatch):
     from zope.pipeline.stages import transactions
     commits = []

@@ -493,6 +493,20 @@ def test_the_front_door_passes_requests_it_cannot_poll_for(db):
                    for seen in passed)
 
 
+def test_the_front_door_passes_requests_whose_database_cannot_be_opened():
+    from zope.pipeline.engine.factories import browser
+    from zope.pipeline.engine.registry import RequestFactoryRegistration
+
+    class Down:
+        def get(self):
+            raise ConnectionError('the MySQL server is down')
+    hit = door(choose=Registry(RequestFactoryRegistration(
+        'browser', browser, ('GET',), ('*',), 0)).choose_request_factory,
+        sources={'browser': Down()})
+    hit.next_app = lambda environ, start_response: ['answered by retry']
+    assert hit({'REQUEST_METHOD': 'GET'}, None) == ['answered by retry']
+
+
 # -- what the front door knows of a request type
 
 

@@ -594,7 +594,13 @@ class ResponseCacheHitStage(Counting):
         if source is None:
             # no request type, or a database chosen per request
             return self.next_app(environ, start_response)
-        poll = self.poll(source)
+        try:
+            poll = self.poll(source)
+        except Exception:
+            # the database cannot be opened: the chain answers (retry's
+            # 503 with Retry-After, and its one log line)
+            logger.debug('response_cache: no shared poll', exc_info=True)
+            return self.next_app(environ, start_response)
         if poll is None:
             return self.next_app(environ, start_response)
         arrived = poll.arrival()
@@ -608,7 +614,14 @@ class ResponseCacheHitStage(Counting):
             if learned is not None:
                 key = (base, varied(environ, learned.environ_keys))
                 before = cache.get(key)
-                poll.sync(cache, arrived)
+                try:
+                    poll.sync(cache, arrived)
+                except Exception:
+                    # nothing kept is answered without a poll; the chain
+                    # renders, or answers the outage
+                    logger.debug('response_cache: the shared poll failed',
+                                 exc_info=True)
+                    return self.next_app(environ, start_response)
                 entry = cache.get(key)
                 if entry is not None:
                     return hit(self, environ, start_response, entry)

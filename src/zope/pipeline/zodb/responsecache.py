@@ -447,16 +447,21 @@ class SharedPoll:
                 return      # a poll that started after the arrival
             self.started += 1
             number = self.started
-            instance = self.instance
-            oids = instance.poll_invalidations()
-            # roll the snapshot back at once: an idle process holds none
-            # (the next poll does not roll back again)
-            instance.sync()
-            if oids is not None:
-                oids = frozenset(oids)
+            oids = self.changes()
             cache.invalidate(oids)
             self.log.append((number, oids))
             self.done = number
+
+    def changes(self):
+        """Poll the storage: the oids of the objects changed since the
+        last poll (a frozenset), or None for every object (the first
+        poll, a pack); no snapshot is held after it."""
+        instance = self.instance
+        oids = instance.poll_invalidations()
+        # roll the snapshot back at once: an idle process holds none (the
+        # next poll rolls back before it asks again)
+        instance.sync()
+        return frozenset(oids) if oids is not None else None
 
     def mark(self):
         """The number of the last completed poll, no poll running: a
