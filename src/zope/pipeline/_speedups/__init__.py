@@ -12,8 +12,8 @@ Nothing here is installed by importing it: ``make_app`` (and
 is made.  ``speedups = false`` in the application's ini section, or
 ``ZOPE_PIPELINE_SPEEDUPS=0`` in the environment (which wins over the
 ini), leaves them all out: the stock code of zope.publisher,
-zope.component, zope.container's traversers, zope.browserpage and
-transaction runs then, and every
+zope.component, zope.container's traversers, zope.browserpage,
+transaction and RelStorage's poll runs then, and every
 suite passes both ways (CI runs the functional and compat suites
 without them too).  Installing is process-wide, as the packages it
 stands in for are: the last application made decides.
@@ -29,8 +29,8 @@ ENVIRONMENT_VARIABLE = 'ZOPE_PIPELINE_SPEEDUPS'
 
 #: The modules of the seam, installed in this order (uninstalled in the
 #: reverse order).
-MODULES = ('zope_browserpage', 'zope_component', 'zope_container',
-           'zope_publisher')
+MODULES = ('relstorage', 'zope_browserpage', 'zope_component',
+           'zope_container', 'zope_publisher')
 
 OFF = ('0', 'false', 'no', 'off')
 

@@ -1,0 +1,126 @@
+"""_speedups.relstorage on MariaDB: the response cache's shared poll in
+one statement, on a connection of its own in autocommit, reports exactly
+what another process committed, holds no snapshot, and after a lost
+connection still reports what changed meanwhile."""
+
+import secrets
+
+import pytest
+import transaction
+
+from zope.pipeline._speedups import relstorage as seam
+from zope.pipeline.zodb.responsecache import shared_poll_for
+
+from tests.integration import support
+
+pytestmark = pytest.mark.integration
+
+ZCONFIG = '''\
+%%import relstorage
+<zodb main>
+  <relstorage>
+    keep-history false
+    <mysql>
+      db %(db)s
+      user root
+      unix_socket %(socket)s
+    </mysql>
+  </relstorage>
+</zodb>
+'''
+
+
+@pytest.fixture
+def installed():
+    """The seam's poll, then the seam as it was (an application made
+    before may have installed it)."""
+    was_installed = bool(seam._saved)
+    seam.install()
+    yield
+    if not was_installed:
+        seam.uninstall()
+
+
+@pytest.fixture
+def databases(tmp_path, installed):
+    """(the process's database, commit(name, value) as another process's)
+    on a scratch MariaDB database."""
+    from zope.pipeline.zodb.storage import open_database
+    support.need_mysql()
+    name = 'zp_it_%s' % secrets.token_hex(4)
+    admin = support.mysql_admin()
+    admin.cursor().execute('CREATE DATABASE `%s`' % name)
+    admin.close()
+    config = tmp_path / 'zodb.conf'
+    config.write_text(ZCONFIG % {'db': name,
+                                 'socket': support.MYSQL_SOCKET})
+    db, other = open_database(str(config)), open_database(str(config))
+
+    def commit(key, value):
+        manager = transaction.TransactionManager(explicit=True)
+        connection = other.open(transaction_manager=manager)
+        manager.begin()
+        connection.root()[key] = value
+        manager.commit()
+        connection.close()
+    try:
+        yield db, commit
+    finally:
+        db.close()
+        other.close()
+        support.drop_mysql_database(name)
+
+
+def root_oid(db):
+    connection = db.open()
+    try:
+        return connection.root()._p_oid
+    finally:
+        connection.close()
+
+
+def session_value(reader, sql):
+    reader.cursor.execute(sql)
+    return reader.cursor.fetchall()[0][-1]
+
+
+def test_the_poll_reports_another_process_commits_in_one_statement(
+        databases):
+    db, commit = databases
+    poll = shared_poll_for(db)
+    try:
+        assert poll.changes() is None       # the first: every object
+        reader = seam.reader_of(poll)
+        assert reader is not None and reader.tid is not None
+        assert poll.changes() == frozenset()
+        commit('a', 1)
+        assert poll.changes() == {root_oid(db)}
+        assert poll.changes() == frozenset()
+        # autocommit: no rollback asked, no transaction left open
+        assert int(session_value(reader, 'SELECT @@autocommit')) == 1
+        assert int(session_value(
+            reader, "SHOW SESSION STATUS LIKE 'Com_rollback'")) == 0
+    finally:
+        poll.close()
+    assert reader.connection is None
+
+
+def test_a_poll_after_a_lost_connection_reports_what_changed_meanwhile(
+        databases):
+    db, commit = databases
+    poll = shared_poll_for(db)
+    try:
+        poll.changes()
+        reader = seam.reader_of(poll)
+        admin = support.mysql_admin()
+        admin.cursor().execute('KILL %d' % reader.connection.thread_id())
+        admin.close()
+        commit('b', 2)
+        try:
+            changed = poll.changes()
+        except Exception:
+            assert reader.connection is None    # dropped, reopened next
+            changed = poll.changes()
+        assert changed == {root_oid(db)}
+    finally:
+        poll.close()
