@@ -1,8 +1,9 @@
 """What runs inside the benchmarked servers, and how the harness reads it.
 
 The generated WSGI script wraps the application in ``CountingMiddleware``:
-each process keeps its counts of finished responses (total and per status
-class) in its own file, ``<pid>.count`` in a shared directory, rewritten in
+each process keeps its counts of finished responses (total, per status
+class, and those answered from a stored page: an ``Age`` header) in its
+own file, ``<pid>.count`` in a shared directory, rewritten in
 place when a response is closed; the harness sums the files of every
 process.  At import the middleware also writes ``<pid>.ready`` (when the
 process started, when the application was ready), which tells the harness
@@ -18,8 +19,8 @@ import time
 
 from benchmarks.stats import ServerCounts
 
-_RECORD = b'%12d %12d %12d %12d %12d\n'
-_RECORD_SIZE = len(_RECORD % (0, 0, 0, 0, 0))
+_RECORD = b'%12d %12d %12d %12d %12d %12d\n'
+_RECORD_SIZE = len(_RECORD % (0, 0, 0, 0, 0, 0))
 
 
 def process_start_time(pid='self'):
@@ -56,7 +57,7 @@ class CountingMiddleware:
 
     def _open(self):
         self._pid = os.getpid()
-        self._counts = [0, 0, 0, 0, 0]
+        self._counts = [0, 0, 0, 0, 0, 0]
         path = os.path.join(self.directory, '%d.count' % self._pid)
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
         os.pwrite(self._fd, _RECORD % tuple(self._counts), 0)
@@ -68,8 +69,9 @@ class CountingMiddleware:
         with open(path, 'w') as ready:
             json.dump(record, ready)
 
-    def record(self, status):
-        """Count one finished response with this status line."""
+    def record(self, status, hit=False):
+        """Count one finished response with this status line (``hit``: it
+        was answered from a stored page, with an ``Age`` header)."""
         with self._lock:
             if self._pid != os.getpid():
                 self._open()
@@ -78,13 +80,16 @@ class CountingMiddleware:
             index = status_index(status)
             if index > 0:
                 counts[index] += 1
+            if hit:
+                counts[5] += 1
             os.pwrite(self._fd, _RECORD % tuple(counts), 0)
 
     def __call__(self, environ, start_response):
         statuses = []
 
         def counting_start_response(status, headers, exc_info=None):
-            statuses.append(status)
+            statuses.append((status, any(name.lower() == 'age'
+                                         for name, _value in headers)))
             return start_response(status, headers, exc_info)
 
         try:
@@ -114,8 +119,9 @@ class CountedBody:
             if close is not None:
                 close()
         finally:
-            status = self.statuses[-1] if self.statuses else '500'
-            self.middleware.record(status)
+            status, hit = self.statuses[-1] if self.statuses else (
+                '500', False)
+            self.middleware.record(status, hit)
 
 
 class PlainPage:

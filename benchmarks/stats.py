@@ -23,6 +23,8 @@ class ServerCounts:
     s3xx: int = 0
     s4xx: int = 0
     s5xx: int = 0
+    #: Answered from a stored page (the response cache: an Age header).
+    hits: int = 0
 
     def __add__(self, other):
         return ServerCounts(*(mine + theirs for mine, theirs in

@@ -39,6 +39,24 @@ def test_responses_are_counted_per_status_class(tmp_path):
     assert counts == {os.getpid(): ServerCounts(6, 2, 1, 1, 1)}
 
 
+def test_responses_answered_from_a_stored_page_are_counted_as_hits(
+        tmp_path):
+    ages = iter([None, '0', None, '3'])
+
+    def application(environ, start_response):
+        age = next(ages)
+        start_response('200 OK', [('Content-Type', 'text/plain')] + (
+            [('Age', age)] if age is not None else []))
+        return [b'x']
+
+    counting = serverside.CountingMiddleware(application, str(tmp_path))
+    app = webtest.TestApp(counting, lint=False)
+    for _ in range(4):
+        app.get('/')
+    assert serverside.read_counts(str(tmp_path)) == {
+        os.getpid(): ServerCounts(4, 4, 0, 0, 0, 2)}
+
+
 def test_a_response_counts_only_once_the_server_closed_it(tmp_path):
     counting = serverside.CountingMiddleware(app_answering('200 OK'),
                                              str(tmp_path))
