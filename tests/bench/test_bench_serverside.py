@@ -57,6 +57,13 @@ def test_responses_answered_from_a_stored_page_are_counted_as_hits(
         os.getpid(): ServerCounts(4, 4, 0, 0, 0, 2)}
 
 
+def test_a_record_of_an_older_harness_reads_without_hits(tmp_path):
+    path = tmp_path / '7.count'
+    path.write_bytes(b'%12d %12d %12d %12d %12d\n' % (5, 4, 1, 0, 0))
+    assert serverside.read_count_file(str(path)) == ServerCounts(
+        5, 4, 1, 0, 0, 0)
+
+
 def test_a_response_counts_only_once_the_server_closed_it(tmp_path):
     counting = serverside.CountingMiddleware(app_answering('200 OK'),
                                              str(tmp_path))
