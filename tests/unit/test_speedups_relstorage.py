@@ -3,6 +3,8 @@ than RelStorage on MySQL, and the seam putting them back.  The poll in
 one statement on MariaDB: tests/integration/test_relstorage_poll_speedup.py.
 """
 
+import types
+
 import pytest
 import transaction
 
@@ -58,7 +60,8 @@ def test_the_seam_installs_it(seam_restored):
     assert vars(SharedPoll)['changes'] is not seam.changes
 
 
-def test_relstorage_on_sqlite_polls_the_stock_way(tmp_path, seam_restored):
+def test_relstorage_on_sqlite_polls_in_one_statement(tmp_path,
+                                                     seam_restored):
     from zope.pipeline.zodb.storage import open_database
 
     from tests.functional.inner import sqlite_config
@@ -67,8 +70,10 @@ def test_relstorage_on_sqlite_polls_the_stock_way(tmp_path, seam_restored):
     db, other = open_database(config), open_database(config)
     poll = shared_poll_for(db)
     try:
-        assert seam.reader_of(poll) is None
-        poll.changes()
+        assert poll.changes() is None       # the first: every object
+        reader = seam.reader_of(poll)
+        assert isinstance(reader, seam.SqliteReader)
+        assert not reader.connection.in_transaction     # no snapshot held
         manager = transaction.TransactionManager(explicit=True)
         connection = other.open(transaction_manager=manager)
         manager.begin()
@@ -78,7 +83,28 @@ def test_relstorage_on_sqlite_polls_the_stock_way(tmp_path, seam_restored):
         connection.close()
         assert poll.changes() == {oid}
         assert poll.changes() == frozenset()
+        assert not reader.connection.in_transaction
     finally:
         poll.close()
         db.close()
         other.close()
+    assert reader.connection is None
+
+
+def test_other_storages_poll_the_stock_way(seam_restored):
+    class Poll:
+        db = types.SimpleNamespace(storage=object())
+
+        def __init__(self):
+            self.asked = 0
+
+    stock = stock_methods()['changes']
+    seam.install()
+    poll = Poll()
+    assert seam.reader_of(poll) is None
+    # the stock method is called with the poll
+    seam._saved['changes'] = lambda poll: 'stock'
+    try:
+        assert seam.changes(poll) == 'stock'
+    finally:
+        seam._saved['changes'] = stock
