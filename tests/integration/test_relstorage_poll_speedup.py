@@ -6,29 +6,15 @@ connection still reports what changed meanwhile."""
 import secrets
 
 import pytest
-import transaction
 
 from zope.pipeline._speedups import relstorage as seam
 from zope.pipeline.zodb.responsecache import shared_poll_for
 
+from tests.functional.inner import commit_root
+from tests.functional.inner import mysql_config
 from tests.integration import support
 
 pytestmark = pytest.mark.integration
-
-ZCONFIG = '''\
-%%import relstorage
-<zodb main>
-  <relstorage>
-    keep-history false
-    <mysql>
-      db %(db)s
-      user root
-      unix_socket %(socket)s
-    </mysql>
-  </relstorage>
-</zodb>
-'''
-
 
 @pytest.fixture
 def installed():
@@ -51,18 +37,11 @@ def databases(tmp_path, installed):
     admin = support.mysql_admin()
     admin.cursor().execute('CREATE DATABASE `%s`' % name)
     admin.close()
-    config = tmp_path / 'zodb.conf'
-    config.write_text(ZCONFIG % {'db': name,
-                                 'socket': support.MYSQL_SOCKET})
-    db, other = open_database(str(config)), open_database(str(config))
+    config = mysql_config(tmp_path, name)
+    db, other = open_database(config), open_database(config)
 
     def commit(key, value):
-        manager = transaction.TransactionManager(explicit=True)
-        connection = other.open(transaction_manager=manager)
-        manager.begin()
-        connection.root()[key] = value
-        manager.commit()
-        connection.close()
+        commit_root(other, key, value)
     try:
         yield db, commit
     finally:

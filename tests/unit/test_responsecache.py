@@ -250,17 +250,13 @@ def relstorage(tmp_path):
     files; yields (db, commit(name, value) as the other process)."""
     from zope.pipeline.zodb.storage import open_database
 
+    from tests.functional.inner import commit_root
     from tests.functional.inner import sqlite_config
     config = sqlite_config(tmp_path)
     db, other = open_database(config), open_database(config)
 
     def commit(name, value):
-        manager = transaction.TransactionManager(explicit=True)
-        connection = other.open(transaction_manager=manager)
-        manager.begin()
-        connection.root()[name] = value
-        manager.commit()
-        connection.close()
+        commit_root(other, name, value)
     commit('a', 1)
     commit('b', 1)
     yield db, commit

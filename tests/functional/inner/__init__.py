@@ -113,6 +113,19 @@ def mysql_config(directory, database_name, cache_local_dir=None):
     return path
 
 
+def commit_root(db, name, value):
+    """Set ``name`` of ``db``'s root mapping to ``value`` and commit, as
+    another process on the same storage would."""
+    manager = transaction.TransactionManager(explicit=True)
+    connection = db.open(transaction_manager=manager)
+    try:
+        manager.begin()
+        connection.root()[name] = value
+        manager.commit()
+    finally:
+        connection.close()
+
+
 def build(make_testapp, directory, *extra_zcml, **settings_values):
     """The full pipeline of these fixtures in WebTest; empties ``seen``."""
     reset()

@@ -209,9 +209,25 @@ def shared_cache(shared, max_bytes):
     return cache
 
 
-class Counting:
-    """Counts hits, misses, invalidations, stores and evictions in the
-    cache and in the request's metrics record."""
+class CacheStage:
+    """What both stages do with the cache: count hits, misses,
+    invalidations, stores and evictions (in the cache and in the
+    request's metrics record), and find a page valid after a poll."""
+
+    def valid_entry(self, environ, base, learned, poll, arrived):
+        """The kept page of ``base`` once a poll that began after
+        ``arrived`` (``poll.arrival()``) has dropped the pages whose
+        objects changed, or None (a miss, counted)."""
+        cache = self.cache
+        key = (base, varied(environ, learned.environ_keys))
+        before = cache.get(key)
+        poll.sync(cache, arrived)
+        entry = cache.get(key)
+        if entry is None:
+            if before is not None:      # the poll dropped it
+                self.count(environ, 'invalidations')
+            self.count(environ, 'misses')
+        return entry
 
     def count(self, environ, name, amount=1):
         self.cache.count(name, amount)
@@ -223,7 +239,7 @@ class Counting:
             cache[name] = cache.get(name, 0) + amount
 
 
-class ResponseCacheStage(Counting):
+class ResponseCacheStage(CacheStage):
     """Render, record and keep the pages of cacheable views; answer the
     hits the front door could not (``Front.base`` None) or, for storages
     that do not poll, all of them."""
@@ -301,16 +317,10 @@ class ResponseCacheStage(Counting):
                 front.kind.refuse(base[1])
         learned = self.cache.get(base)
         if learned is not None:
-            cache = self.cache
-            key = (base, varied(environ, learned.environ_keys))
-            before = cache.get(key)
-            front.poll.sync(cache, front.arrived)
-            entry = cache.get(key)
+            entry = self.valid_entry(environ, base, learned, front.poll,
+                                     front.arrived)
             if entry is not None:
                 return hit(self, environ, start_response, entry)
-            if before is not None:      # the poll dropped it
-                self.count(environ, 'invalidations')
-            self.count(environ, 'misses')
             # the transaction stage (after this one) begins the rendering's
             # transaction after the poll just made
             front.mark = front.poll.mark()
@@ -528,7 +538,7 @@ class RequestKind:
         self.shape = None
 
 
-class ResponseCacheHitStage(Counting):
+class ResponseCacheHitStage(CacheStage):
     """The front door of the response cache, an outer stage: it answers
     from a stored page before the request is made and before a ZODB
     connection is opened, once a poll shared by the process's requests
@@ -608,26 +618,20 @@ class ResponseCacheHitStage(Counting):
         inputs, shape = kind.now()
         base = learned = None
         if shape is not None:
-            cache = self.cache
             base = self.keys.key_of(environ, registration.name, shape)
-            learned = cache.get(base)
+            learned = self.cache.get(base)
             if learned is not None:
-                key = (base, varied(environ, learned.environ_keys))
-                before = cache.get(key)
                 try:
-                    poll.sync(cache, arrived)
+                    entry = self.valid_entry(environ, base, learned, poll,
+                                             arrived)
                 except Exception:
                     # nothing kept is answered without a poll; the chain
                     # renders, or answers the outage
                     logger.debug('response_cache: the shared poll failed',
                                  exc_info=True)
                     return self.next_app(environ, start_response)
-                entry = cache.get(key)
                 if entry is not None:
                     return hit(self, environ, start_response, entry)
-                if before is not None:      # the poll dropped it
-                    self.count(environ, 'invalidations')
-                self.count(environ, 'misses')
         environ[keys.RESPONSE_CACHE_FRONT] = Front(
             base, learned, poll, arrived, poll.mark(), kind, inputs)
         return self.next_app(environ, start_response)
