@@ -545,3 +545,44 @@ def test_a_request_kind_refused_once_never_learns_again(caplog):
     kind.learn(inputs, ('BrowserRequest', ('learned',)))
     assert kind.now()[1] is None
     assert "('other',), not the learned ('learned',)" in caplog.text
+
+
+def behind_front(front):
+    """The response_cache stage behind the front door, with ``front``, for
+    a GET of a request of no interest: (answer, environ)."""
+    import types
+
+    from zope.pipeline import environ as keys
+    from zope.pipeline.stages.response_cache import ResponseCacheStage
+
+    def app(environ, start_response):
+        start_response('200 OK', [('Content-Type', 'text/plain')])
+        return [b'rendered']
+    stage = ResponseCacheStage(app)
+    environ = {'REQUEST_METHOD': 'GET', keys.REQUEST_KEY: object(),
+               keys.CONNECTION: types.SimpleNamespace()}
+    started = []
+    answer = stage.behind_front(environ, lambda *args: started.append(args),
+                                front)
+    return answer, started
+
+
+def test_a_front_whose_key_was_not_the_requests_refuses_its_kind(caplog):
+    from zope.pipeline.engine.factories import browser
+    from zope.pipeline.stages.response_cache import Front
+    from zope.pipeline.stages.response_cache import RequestKind
+    kind = RequestKind(browser)
+    inputs = kind.now()[0]
+    kind.learn(inputs, ('BrowserRequest', ('learned',)))
+    front = Front(('browser', ('BrowserRequest', ('learned',))), None, None,
+                  0, 0, kind, inputs)
+    answer, started = behind_front(front)
+    assert answer == [b'rendered'] and started[0][0] == '200 OK'
+    assert kind.refused and kind.now()[1] is None
+    assert 'not the learned' in caplog.text
+
+
+def test_a_front_without_a_kind_teaches_nothing():
+    from zope.pipeline.stages.response_cache import Front
+    answer, started = behind_front(Front(None, None, None, 0, 0))
+    assert answer == [b'rendered'] and started[0][0] == '200 OK'
