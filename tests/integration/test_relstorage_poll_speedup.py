@@ -12,6 +12,7 @@ from zope.pipeline.zodb.responsecache import shared_poll_for
 
 from tests.functional.inner import commit_root
 from tests.functional.inner import mysql_config
+from tests.functional.inner import root_oid
 from tests.integration import support
 
 pytestmark = pytest.mark.integration
@@ -48,14 +49,6 @@ def databases(tmp_path, installed):
         db.close()
         other.close()
         support.drop_mysql_database(name)
-
-
-def root_oid(db):
-    connection = db.open()
-    try:
-        return connection.root()._p_oid
-    finally:
-        connection.close()
 
 
 def session_value(reader, sql):

@@ -14,6 +14,8 @@ from zope.pipeline.zodb.responsecache import Learned
 from zope.pipeline.zodb.responsecache import RecordingConnection
 from zope.pipeline.zodb.responsecache import ResponseCache
 
+from tests.functional.inner import root_oid
+
 
 @pytest.fixture
 def db():
@@ -276,14 +278,6 @@ def two_relstorages(tmp_path):
     yield first, second
     first.close()
     second.close()
-
-
-def root_oid(db):
-    connection = db.open()
-    try:
-        return connection.root()._p_oid
-    finally:
-        connection.close()
 
 
 def test_a_commit_landing_between_two_hits_is_seen_by_the_second(

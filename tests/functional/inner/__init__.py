@@ -126,6 +126,15 @@ def commit_root(db, name, value):
         connection.close()
 
 
+def root_oid(db):
+    """The oid of ``db``'s root mapping."""
+    connection = db.open()
+    try:
+        return connection.root()._p_oid
+    finally:
+        connection.close()
+
+
 def build(make_testapp, directory, *extra_zcml, **settings_values):
     """The full pipeline of these fixtures in WebTest; empties ``seen``."""
     reset()
