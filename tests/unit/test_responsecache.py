@@ -280,74 +280,68 @@ def two_relstorages(tmp_path):
     second.close()
 
 
-def test_a_commit_landing_between_two_hits_is_seen_by_the_second(
-        relstorage):
+@pytest.fixture
+def shared_poll(relstorage):
+    """(db, commit, an empty cache, the db's SharedPoll), closed after."""
     db, commit = relstorage
-    cache = ResponseCache(1 << 20)
     poll = responsecache.shared_poll_for(db)
-    try:
-        poll.sync(cache, poll.arrival())
-        cache.put('page', entry({root_oid(db): b's'}))
-        first = poll.arrival()
-        poll.sync(cache, first)
-        assert cache.get('page') is not None        # the first hit
-        commit('a', 2)                              # lands between them
-        second = poll.arrival()         # arrived after the first's poll
-        poll.sync(cache, second)
-        assert cache.get('page') is None            # never stale
-    finally:
-        poll.close()
+    yield db, commit, ResponseCache(1 << 20), poll
+    poll.close()
+
+
+def test_a_commit_landing_between_two_hits_is_seen_by_the_second(
+        shared_poll):
+    db, commit, cache, poll = shared_poll
+    poll.sync(cache, poll.arrival())
+    cache.put('page', entry({root_oid(db): b's'}))
+    first = poll.arrival()
+    poll.sync(cache, first)
+    assert cache.get('page') is not None        # the first hit
+    commit('a', 2)                              # lands between them
+    second = poll.arrival()         # arrived after the first's poll
+    poll.sync(cache, second)
+    assert cache.get('page') is None            # never stale
 
 
 def test_a_poll_started_after_the_arrival_is_shared_an_older_one_is_not(
-        relstorage):
-    db, commit = relstorage
-    cache = ResponseCache(1 << 20)
-    poll = responsecache.shared_poll_for(db)
-    try:
-        early = poll.arrival()          # arrived before the next poll
-        late = poll.arrival()
-        poll.sync(cache, early)         # the poll of a concurrent request
-        assert poll.done == early + 1
-        poll.sync(cache, late)          # it started after `late` arrived
-        assert poll.done == early + 1   # shared: no second poll
-        now = poll.arrival()            # arrived after it started
-        cache.put('page', entry({root_oid(db): b's'}))
-        commit('a', 3)
-        poll.sync(cache, now)
-        assert poll.done == early + 2 and cache.get('page') is None
-    finally:
-        poll.close()
+        shared_poll):
+    db, commit, cache, poll = shared_poll
+    early = poll.arrival()          # arrived before the next poll
+    late = poll.arrival()
+    poll.sync(cache, early)         # the poll of a concurrent request
+    assert poll.done == early + 1
+    poll.sync(cache, late)          # it started after `late` arrived
+    assert poll.done == early + 1   # shared: no second poll
+    now = poll.arrival()            # arrived after it started
+    cache.put('page', entry({root_oid(db): b's'}))
+    commit('a', 3)
+    poll.sync(cache, now)
+    assert poll.done == early + 2 and cache.get('page') is None
 
 
 def test_a_page_is_kept_unless_a_poll_since_its_mark_saw_what_it_read(
-        relstorage):
-    db, commit = relstorage
-    cache = ResponseCache(1 << 20)
-    poll = responsecache.shared_poll_for(db)
-    try:
+        shared_poll):
+    db, commit, cache, poll = shared_poll
+    poll.sync(cache, poll.arrival())
+    oid = root_oid(db)
+    mark = poll.mark()
+    # no poll since the mark: kept
+    assert poll.store(cache, 'kept', entry({oid: b's'}), mark) == 0
+    # a poll since, of a commit to what it read: not kept
+    commit('a', 4)
+    poll.sync(cache, poll.arrival())
+    assert poll.store(cache, 'stale', entry({oid: b's'}), mark) is None
+    assert cache.get('kept') is None and cache.get('stale') is None
+    # a poll since, of a commit to another object only: kept
+    mark = poll.mark()
+    commit('a', 5)                  # changes the root only
+    poll.sync(cache, poll.arrival())
+    assert poll.store(cache, 'other', entry({b'x': b's'}), mark) == 0
+    # more polls since than the log holds: not kept
+    mark = poll.mark()
+    for _ in range(poll.LOG_SIZE + 1):
         poll.sync(cache, poll.arrival())
-        oid = root_oid(db)
-        mark = poll.mark()
-        # no poll since the mark: kept
-        assert poll.store(cache, 'kept', entry({oid: b's'}), mark) == 0
-        # a poll since, of a commit to what it read: not kept
-        commit('a', 4)
-        poll.sync(cache, poll.arrival())
-        assert poll.store(cache, 'stale', entry({oid: b's'}), mark) is None
-        assert cache.get('kept') is None and cache.get('stale') is None
-        # a poll since, of a commit to another object only: kept
-        mark = poll.mark()
-        commit('a', 5)                  # changes the root only
-        poll.sync(cache, poll.arrival())
-        assert poll.store(cache, 'other', entry({b'x': b's'}), mark) == 0
-        # more polls since than the log holds: not kept
-        mark = poll.mark()
-        for _ in range(poll.LOG_SIZE + 1):
-            poll.sync(cache, poll.arrival())
-        assert poll.store(cache, 'late', entry({b'x': b's'}), mark) is None
-    finally:
-        poll.close()
+    assert poll.store(cache, 'late', entry({b'x': b's'}), mark) is None
 
 
 # -- the stages around the shared poll
