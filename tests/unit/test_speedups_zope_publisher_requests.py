@@ -19,6 +19,7 @@ from zope.pipeline.app import DEFAULT_SITE_ZCML
 from zope.pipeline.app import load_zcml
 from zope.pipeline.engine import factories
 
+from . import test_factories as stock_tests
 from .test_factories import ISkinA
 from .test_factories import ISkinB
 
@@ -28,7 +29,6 @@ from .test_factories import ISkinB
 from .test_factories import default_skin_directive
 from .test_factories import described
 from .test_factories import environ_for
-from .test_factories import german
 from .test_factories import language_adapter
 from .test_factories import language_of
 from .test_factories import locale_request
@@ -42,6 +42,12 @@ from .test_factories import (
 )
 from .test_factories import (
     test_a_default_skin_registered_later_is_given_at_once,  # noqa: F401
+)
+from .test_factories import (
+    test_a_language_adapter_registered_later_is_used_at_once,  # noqa: F401
+)
+from .test_factories import (
+    test_a_request_class_that_comes_to_implement_more_gets_its_adapter,  # noqa: F401,E501
 )
 from .test_factories import test_languages_noted_for_one_request_are_its_own  # noqa: F401
 from .test_factories import test_languages_set_later_set_the_locale_up_again  # noqa: F401
@@ -90,32 +96,18 @@ def test_a_remembered_locale_is_the_one_zope_publisher_sets_up(
 def test_another_language_adapter_is_asked_every_time(languages):
     """An adapter of the application's (here one that reads a cookie) is
     not zope.publisher's: nothing is remembered."""
-    from zope.publisher.browser import BrowserLanguages
-
-    class CookieLanguages(BrowserLanguages):
-        def getPreferredLanguages(self):
-            return [self.request.get('lang', 'en')]
-
-    language_adapter(CookieLanguages)
-    for cookie, language in [('lang=de', 'de'), ('lang=fr', 'fr'),
-                             (None, 'en')]:
-        request = locale_request(factories.browser, 'en', cookie)
-        assert described(request)[0] == (language, None, None)
+    stock_tests.test_another_language_adapter_is_asked_every_time(languages)
     assert zope_publisher._locales == {}
 
 
 def test_without_a_language_adapter_a_request_has_no_locale(languages):
-    assert locale_request(factories.browser, 'en').locale is None
-    assert locale_request(stock_request, 'en').locale is None
+    stock_tests.test_without_a_language_adapter_a_request_has_no_locale(
+        languages)
     assert zope_publisher._locales == {}
 
 
 def test_a_header_that_is_not_text_goes_the_stock_way(languages):
-    from zope.publisher.browser import ModifiableBrowserLanguages
-    language_adapter(ModifiableBrowserLanguages)
-    for make in (factories.browser, stock_request):
-        with pytest.raises(TypeError):
-            locale_request(make, b'en')
+    stock_tests.test_a_header_that_is_not_text_goes_the_stock_way(languages)
     assert zope_publisher._locales == {}
 
 
@@ -154,57 +146,9 @@ def test_a_language_factory_is_remembered_per_interfaces_and_registry(
             ] == [BrowserLanguages, BrowserLanguages]
 
 
-def test_a_language_adapter_registered_later_is_used_at_once(languages):
-    """A registration changes the registry's generation: the factory is
-    looked up afresh."""
-    from zope.component import provideAdapter
-    from zope.i18n.interfaces import IUserPreferredLanguages
-    from zope.publisher.browser import BrowserLanguages
-    from zope.publisher.interfaces.browser import IBrowserRequest
-    language_adapter(BrowserLanguages)
-    assert language_of(locale_request(factories.browser, 'fr')) == 'fr'
-    provideAdapter(german, (IBrowserRequest,), IUserPreferredLanguages)
-    assert language_of(locale_request(factories.browser, 'fr')) == 'de'
-    assert language_of(locale_request(stock_request, 'fr')) == 'de'
-
-
-def test_a_request_class_that_comes_to_implement_more_gets_its_adapter(
-        languages):
-    """A class declaring another interface changes its resolution order:
-    the factory is looked up afresh."""
-    from zope.component import provideAdapter
-    from zope.i18n.interfaces import IUserPreferredLanguages
-    from zope.interface import classImplements
-    from zope.publisher.browser import BrowserLanguages
-    language_adapter(BrowserLanguages)
-    provideAdapter(german, (ILanguageMarker,), IUserPreferredLanguages)
-
-    class MarkedLater(factories.BrowserRequest):
-        __slots__ = ('__provides__',)
-
-    make = factories.RequestFactory(MarkedLater)
-    assert language_of(locale_request(make, 'fr')) == 'fr'
-    classImplements(MarkedLater, ILanguageMarker)
-    assert language_of(locale_request(make, 'fr')) == 'de'
-
-
 def test_a_request_that_conforms_is_asked_every_time(languages):
     """``__conform__`` comes before the registry: nothing is remembered."""
-    from zope.i18n.interfaces import IUserPreferredLanguages
-    from zope.publisher.browser import BrowserLanguages
-    language_adapter(BrowserLanguages)
-
-    class Conforming(factories.BrowserRequest):
-        __slots__ = ('__provides__',)
-
-        def __conform__(self, interface):
-            if interface is IUserPreferredLanguages:
-                return german(self)
-            return None
-
-    make = factories.RequestFactory(Conforming)
-    for _ in range(2):
-        assert language_of(locale_request(make, 'fr')) == 'de'
+    stock_tests.test_a_request_that_conforms_is_asked_every_time(languages)
     assert zope_publisher._language_factories == {}
 
 
@@ -212,54 +156,15 @@ def test_a_persistent_registrys_language_factory_is_not_remembered(
         languages):
     """A local site's registry is persistent: remembering it would keep
     its connection alive (its factory is asked every time)."""
-    from zope.component.hooks import setSite
-    from zope.component.persistentregistry import PersistentComponents
-    from zope.i18n.interfaces import IUserPreferredLanguages
-    from zope.interface.registry import Components
-    from zope.publisher.browser import BrowserLanguages
-    from zope.publisher.interfaces.browser import IBrowserRequest
-    language_adapter(BrowserLanguages)
-    components = PersistentComponents('local')
-    components.__bases__ = (Components('unused'),)
-    components.registerAdapter(german, (IBrowserRequest,),
-                               IUserPreferredLanguages)
-
-    class Site:
-        def getSiteManager(self):
-            return components
-
-    setSite(Site())
-    try:
-        for _ in range(2):
-            assert language_of(locale_request(factories.browser, 'fr')) \
-                == 'de'
-    finally:
-        setSite(None)
+    stock_tests.test_a_persistent_registrys_language_factory_is_not_remembered(
+        languages)
     assert zope_publisher._language_factories == {}
 
 
 def test_another_adapter_hook_is_asked_every_time(languages):
     """An adapter hook of the application's comes before zope.component's
     registry: nothing is remembered."""
-    import zope.interface.interface
-    from zope.i18n.interfaces import IUserPreferredLanguages
-    from zope.publisher.browser import BrowserLanguages
-    language_adapter(BrowserLanguages)
-
-    def hook(interface, ob):
-        if interface is IUserPreferredLanguages:
-            return german(ob)
-        return None
-
-    adapter_hooks = zope.interface.interface.adapter_hooks
-    adapter_hooks.insert(0, hook)  # the list zope.interface's C code reads
-    try:
-        for _ in range(2):
-            assert language_of(
-                locale_request(factories.browser, 'fr')) == 'de'
-            assert language_of(locale_request(stock_request, 'fr')) == 'de'
-    finally:
-        adapter_hooks.remove(hook)
+    stock_tests.test_another_adapter_hook_is_asked_every_time(languages)
     assert zope_publisher._language_factories == {}
 
 
