@@ -528,7 +528,12 @@ def test_a_request_kind_refused_once_never_learns_again(caplog):
     kind = RequestKind(browser)
     inputs = kind.now()[0]
     kind.learn(inputs, ('BrowserRequest', ('learned',)))
-    kind.refuse(('BrowserRequest', ('other',)))
+    kind.refuse(('BrowserRequest', ('learned',)),
+                ('BrowserRequest', ('other',)))
+    assert kind.now()[1] is None
+    # a concurrent request made with the same learned shape
+    kind.refuse(('BrowserRequest', ('learned',)),
+                ('BrowserRequest', ('another',)))
     assert kind.now()[1] is None
     kind.learn(inputs, ('BrowserRequest', ('learned',)))
     assert kind.now()[1] is None

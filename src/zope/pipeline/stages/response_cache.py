@@ -314,7 +314,7 @@ class ResponseCacheStage(CacheStage):
             if front.base is None:
                 front.kind.learn(front.inputs, base[1])
             else:
-                front.kind.refuse(base[1])
+                front.kind.refuse(front.base[1], base[1])
         learned = self.cache.get(base)
         if learned is not None:
             entry = self.valid_entry(environ, base, learned, front.poll,
@@ -526,14 +526,14 @@ class RequestKind:
             self.inputs = inputs
             self.shape = shape
 
-    def refuse(self, shape):
-        """A request of this type had another shape than the one learned:
-        never make a key without the request again (which
-        ``request_spec_inputs`` should have made impossible)."""
+    def refuse(self, learned, shape):
+        """A request of this type had ``shape``, not the ``learned`` one
+        its key was made with: never make a key without the request again
+        (which ``request_spec_inputs`` should have made impossible)."""
         logger.warning(
             'response_cache: a request of %s had the interfaces %s, not '
             'the learned %s; its pages are answered after the request is '
-            'made from now on', self.factory, shape[1], self.shape[1])
+            'made from now on', self.factory, shape[1], learned[1])
         self.refused = True
         self.shape = None
 
