@@ -259,7 +259,6 @@ class ResponseCacheStage(CacheStage):
         self.max_entry_bytes = max_entry_bytes
         self.cache_control = cache_control or ''
         self.keys = Keys(ignored_cookies, vary)
-        self.vary = self.keys.vary
         self.clock = clock
 
     def key_of(self, environ, request):
@@ -357,7 +356,7 @@ class ResponseCacheStage(CacheStage):
         etag = etag_of(key, reads)
         headers = with_validators(held.headers, etag,
                                   policy.cache_control or self.cache_control,
-                                  self.vary + policy.vary)
+                                  self.keys.vary + policy.vary)
         if len(body) <= self.max_entry_bytes:
             entry = Entry(held.status, headers, body, reads, etag,
                           environ.get(keys.VIEW_NAME), self.clock(),
@@ -388,7 +387,7 @@ class ResponseCacheStage(CacheStage):
         if policy is None:
             return None
         vary_ok = {'accept-language', 'accept-charset', 'cookie'} | {
-            name.lower() for name in self.vary + policy.vary}
+            name.lower() for name in self.keys.vary + policy.vary}
         for name, value in held.headers:
             lower = name.lower()
             if lower in REFUSED_HEADERS:
@@ -407,6 +406,7 @@ class ResponseCacheStage(CacheStage):
                 len(connection.connections) > 1:
             return None
         return policy
+
 
 def hit(stage, environ, start_response, entry):
     """Answer with the stored ``entry`` (``stage`` counts and dates)."""
