@@ -322,19 +322,31 @@ xmlrpc = RequestFactory(XMLRPCRequest, IXMLRPCRequest)
 http = RequestFactory(HTTPRequest, IHTTPRequest)
 
 
+def default_skin_registrations(adapters, spec):
+    """What ``setDefaultSkin`` looks up for requests providing ``spec``:
+    the unnamed ``IDefaultSkin`` registration and the ``default`` one."""
+    return (adapters.lookup((spec,), IDefaultSkin, ''),
+            adapters.lookup((spec,), IDefaultSkin, 'default'))
+
+
+def skin_of_class_alone(skin, default):
+    """Do these ``default_skin_registrations`` give a skin that depends on
+    the request's interfaces alone?  Yes for an interface registered as
+    the default skin (``browser:defaultSkin``), for zope.publisher's named
+    ``default`` adapter (``getDefaultSkin``, which gives
+    ``IDefaultBrowserLayer`` whatever the request) and for none; not for
+    another adapter, unnamed or ``default``, which is called with the
+    request."""
+    if skin is None:
+        return default is None or default is getDefaultSkin
+    return IInterface.providedBy(skin)
+
+
 def skin_depends_on_class(adapters, spec):
     """Does ``setDefaultSkin`` give requests providing ``spec`` a skin
-    that depends on ``spec`` and ``adapters`` alone?  Yes for an interface
-    registered as the default skin (``browser:defaultSkin``), for
-    zope.publisher's named ``default`` adapter (``getDefaultSkin``, which
-    gives ``IDefaultBrowserLayer`` whatever the request) and for none; not
-    for another adapter, unnamed or ``default``, which is called with the
-    request."""
-    skin = adapters.lookup((spec,), IDefaultSkin, '')
-    if skin is None:
-        skin = adapters.lookup((spec,), IDefaultSkin, 'default')
-        return skin is None or skin is getDefaultSkin
-    return IInterface.providedBy(skin)
+    that depends on ``spec`` and ``adapters`` alone
+    (``skin_of_class_alone``)?"""
+    return skin_of_class_alone(*default_skin_registrations(adapters, spec))
 
 
 def request_spec_inputs(factory):
@@ -353,11 +365,10 @@ def request_spec_inputs(factory):
         return None
     adapters = getSiteManager().adapters
     spec = implementedBy(factory.request_class)
-    if not skin_depends_on_class(adapters, spec):
+    skin, default = default_skin_registrations(adapters, spec)
+    if not skin_of_class_alone(skin, default):
         return None
-    return (adapters, spec, spec.__iro__,
-            adapters.lookup((spec,), IDefaultSkin, ''),
-            adapters.lookup((spec,), IDefaultSkin, 'default'))
+    return (adapters, spec, spec.__iro__, skin, default)
 
 
 def same_inputs(inputs, other):
