@@ -90,15 +90,13 @@ class Reader:
             self.before_poll()
             rows, tid = self.adapter.poller.poll_invalidations(
                 self.connection, self.cursor, self.tid)
-            if rows is not None:
-                rows = list(rows)
+            oids = (None if rows is None else
+                    frozenset(p64(oid) for oid, _tid in rows))
         except BaseException:
             self.close()
             raise
         self.tid = tid
-        if rows is None:
-            return None
-        return frozenset(p64(oid) for oid, _tid in rows)
+        return oids
 
     def close(self):
         if self.connection is not None:
