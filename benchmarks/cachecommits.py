@@ -50,8 +50,8 @@ from benchmarks.scripts import ceiling_body_script
 from benchmarks.scripts import peer_script
 from benchmarks.servers import parse_config
 from benchmarks.servers import serving
-from benchmarks.storages import MysqlStorage
-from benchmarks.storages import SqliteStorage
+from benchmarks.sites import discover
+from benchmarks.storages import make_storage
 from benchmarks.workspace import Workspace
 
 SITUATIONS = ('quiet', 'unrelated', 'page')
@@ -148,15 +148,13 @@ def committing(zodb_config, target, rate):
 # -- the measurement
 
 
-def storage_for(name):
-    return {'sqlite': SqliteStorage, 'mysql': MysqlStorage}[name]()
-
-
 def measure_storage(storage_name, config, loads, rounds, rate, log=print):
     """{(situation or 'ceiling', concurrency): [run dicts]}."""
     cached = peers.BY_NAME['pipeline-cached']
     runs = {}
-    storage = storage_for(storage_name)
+    # the storages the peers comparison makes (the site's ZConfig
+    # templates)
+    storage = make_storage(storage_name, discover())
     with Workspace() as workspace, contextlib.ExitStack() as stack:
         stack.callback(storage.teardown)
         label = 'cachecommits-%s' % storage_name
