@@ -62,10 +62,6 @@ MODWSGI_KEYS = {
     'mod_wsgi.server_pid': '8013', 'mod_wsgi.request_id': '6u/KSFNmuII',
     'wsgi.multithread': False, 'wsgi.input_terminated': True,
     'apache.version': (2, 4, 62), 'mod_wsgi.version': (6, 1, 1),
-    'mod_wsgi.request_start': 1764186000.0,
-    'mod_wsgi.queue_start': 1764186000.0001,
-    'mod_wsgi.daemon_start': 1764186000.0002,
-    'mod_wsgi.application_start': 1764186000.0003,
     'mod_wsgi.thread_id': 1,
 }
 
@@ -75,6 +71,13 @@ def modwsgi_environ(path, method='GET'):
     ``REQUEST_URI`` and a ``wsgi.file_wrapper`` class among them."""
     environ = make_environ(path, method)
     environ.update(MODWSGI_KEYS)
+    # the instants mod_wsgi stamps a request with (seconds since the
+    # epoch): received, queued, taken by the daemon, by the application
+    now = time.time()
+    environ.update({'mod_wsgi.request_start': now,
+                    'mod_wsgi.queue_start': now,
+                    'mod_wsgi.daemon_start': now,
+                    'mod_wsgi.application_start': now})
     environ['REQUEST_URI'] = path
     environ['wsgi.file_wrapper'] = FileWrapper
     return environ

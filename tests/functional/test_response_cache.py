@@ -9,6 +9,7 @@ process or host does.
 
 import base64
 import os
+import time
 
 import pytest
 import transaction
@@ -308,6 +309,60 @@ def test_a_commit_of_another_process_to_the_page_renders_it_again(
     assert is_hit(again) and '<h1>Changed elsewhere</h1>' in again.text
 
 
+@pytest.fixture
+def polls(monkeypatch):
+    """The shared polls made, counted."""
+    from zope.pipeline.zodb.responsecache import SharedPoll
+    made = []
+    changes = SharedPoll.changes
+
+    def counting(self):
+        made.append(self)
+        return changes(self)
+    monkeypatch.setattr(SharedPoll, 'changes', counting)
+    return made
+
+
+def received_at(instant):
+    """The environ mod_wsgi gives a request Apache received at
+    ``instant`` (the wall clock)."""
+    return {'mod_wsgi.request_start': instant}
+
+
+def test_a_request_that_waited_in_the_queue_shares_the_poll_before_it(
+        app, other, polls):
+    stored(app, '/folder/page')
+    received = time.time()      # Apache received it; it waits its turn
+    time.sleep(0.002)
+    before = len(polls)
+    assert is_hit(app.get('/folder/page'))  # the request before it polls
+    assert len(polls) == before + 1
+    queued = app.get('/folder/page', extra_environ=received_at(received))
+    assert is_hit(queued) and len(polls) == before + 1
+
+    def retitle(root):
+        root['folder']['page'].title = 'Changed elsewhere'
+    other.commit(retitle)
+    # received after the commit: it polls, and renders the new page
+    response = app.get('/folder/page', extra_environ=received_at(
+        time.time()))
+    assert len(polls) == before + 2
+    assert not is_hit(response)
+    assert '<h1>Changed elsewhere</h1>' in response.text
+
+
+def test_without_server_arrival_a_queued_request_polls_again(
+        make_testapp, config, polls):
+    app = make_testapp(SITE_ZCML, settings(config, server_arrival='false'))
+    stored(app, '/folder/page')
+    received = time.time()
+    time.sleep(0.002)
+    app.get('/folder/page')
+    made = len(polls)
+    queued = app.get('/folder/page', extra_environ=received_at(received))
+    assert is_hit(queued) and len(polls) == made + 1
+
+
 def test_a_commit_to_an_object_the_page_did_not_read_keeps_the_hit(
         app, other):
     stored(app, '/folder/page/item-03')
@@ -573,7 +628,10 @@ CHANGES = {
 }
 
 
-def test_random_reads_and_commits_never_give_a_stale_page(app, other):
+@pytest.mark.parametrize('stamped', [False, True],
+                         ids=['no-server-arrival', 'mod_wsgi-arrival'])
+def test_random_reads_and_commits_never_give_a_stale_page(app, other,
+                                                          stamped):
     from hypothesis import HealthCheck
     from hypothesis import given
     from hypothesis import settings as hypothesis_settings
@@ -594,7 +652,9 @@ def test_random_reads_and_commits_never_give_a_stale_page(app, other):
             if kind == 'commit':
                 other.commit(CHANGES[what](detail))
                 continue
-            cached = app.get(what, expect_errors=True)
+            # as mod_wsgi stamps each request when Apache receives it
+            extra = received_at(time.time()) if stamped else None
+            cached = app.get(what, expect_errors=True, extra_environ=extra)
             if detail:      # a validating client
                 etag = cached.headers.get('ETag')
                 if etag:

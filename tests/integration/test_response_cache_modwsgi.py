@@ -8,10 +8,14 @@ Requests go to one port; which daemon process answered is in the debug
 headers (``X-Pipeline-Pid``), and whether it was a hit in ``Age`` (only
 stored pages carry it).  After each comment, acknowledged by one
 process, every process's first answer of the page must show it and be
-rendered, its next answer a hit that shows it.
+rendered, its next answer a hit that shows it.  With one thread per
+process and eight readers at once, requests wait in mod_wsgi's queue and
+may share a poll that began after Apache received them: no answer may
+miss a comment acknowledged before its request was sent.
 """
 
 import re
+import threading
 import time
 
 import pytest
@@ -97,3 +101,53 @@ def test_a_commit_through_one_process_is_rendered_by_the_other(site):
                 assert second_count == count and text in second_body
                 for hit, later_count, _body in seen[2:]:
                     assert hit and later_count == count
+
+
+#: Readers at once against two daemon processes of one thread each: the
+#: requests wait in mod_wsgi's queue, and share the poll of the request
+#: before them when it began after Apache received them.
+READERS = 8
+
+
+def test_no_read_misses_a_comment_acknowledged_before_it_was_sent(site):
+    server = support.ModWsgiServer(site, processes=2, threads=1)
+    with support.running(server):
+        port = server.port
+        # both processes hold the page before the comments begin
+        answers_of_each(port, support.daemon_pids(port), wanted=3)
+        first = read(port)[2]
+        acknowledged = []       # (monotonic instant, comments by then)
+        answers = []            # (monotonic instant sent, count, hit)
+        errors = []
+        stop = threading.Event()
+
+        def reader():
+            while not stop.is_set():
+                sent = time.monotonic()
+                try:
+                    _pid, hit, count, _body = read(port)
+                except Exception as error:     # reported below
+                    errors.append(error)
+                    return
+                answers.append((sent, count, hit))
+        readers = [threading.Thread(target=reader) for _ in range(READERS)]
+        for thread in readers:
+            thread.start()
+        try:
+            for number in range(ROUNDS):
+                time.sleep(0.3)
+                comment(port, 'queued-%d' % number)
+                acknowledged.append((time.monotonic(), first + number + 1))
+            time.sleep(0.3)
+        finally:
+            stop.set()
+            for thread in readers:
+                thread.join()
+    assert not errors, errors
+    for sent, count, _hit in answers:
+        known = [count_then for instant, count_then in acknowledged
+                 if instant < sent]
+        assert count >= (known[-1] if known else first), (sent, count)
+    # the readers were answered from the cache, and saw every comment
+    assert sum(hit for _sent, _count, hit in answers) > len(answers) / 2
+    assert max(count for _sent, count, _hit in answers) == first + ROUNDS

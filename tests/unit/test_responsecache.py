@@ -309,14 +309,112 @@ def test_a_poll_started_after_the_arrival_is_shared_an_older_one_is_not(
     early = poll.arrival()          # arrived before the next poll
     late = poll.arrival()
     poll.sync(cache, early)         # the poll of a concurrent request
-    assert poll.done == early + 1
+    assert poll.done == early[0] + 1
     poll.sync(cache, late)          # it started after `late` arrived
-    assert poll.done == early + 1   # shared: no second poll
+    assert poll.done == early[0] + 1    # shared: no second poll
     now = poll.arrival()            # arrived after it started
     cache.put('page', entry({root_oid(db): b's'}))
     commit('a', 3)
     poll.sync(cache, now)
-    assert poll.done == early + 2 and cache.get('page') is None
+    assert poll.done == early[0] + 2 and cache.get('page') is None
+
+
+class Clocks:
+    """A SharedPoll's wall and monotonic clocks, set by the test: the
+    wall clock is ``offset`` ahead of the monotonic one."""
+
+    def __init__(self, poll, now=1000.0, offset=5e8):
+        self.now, self.offset = now, offset
+        poll.wall_clock = lambda: self.now + self.offset
+        poll.monotonic_clock = lambda: self.now
+
+    def wall(self, later=0.0):
+        return self.now + self.offset + later
+
+
+def counted_polls(poll):
+    """The polls ``poll`` makes from now on, counted in a list."""
+    made = []
+    changes = poll.changes
+
+    def counting():
+        made.append(1)
+        return changes()
+    poll.changes = counting
+    return made
+
+
+def test_a_request_received_before_a_poll_began_shares_it(shared_poll):
+    db, commit, cache, poll = shared_poll
+    clocks = Clocks(poll)
+    polls = counted_polls(poll)
+    received = clocks.wall()                # it waits in the queue ...
+    clocks.now += 0.002
+    poll.sync(cache, poll.arrival(clocks.wall()))  # ... behind this one
+    assert len(polls) == 1
+    clocks.now += 0.001
+    poll.sync(cache, poll.arrival(received))    # began 2 ms after: shared
+    assert len(polls) == 1
+
+
+def test_a_request_received_after_a_commit_and_a_poll_sees_the_commit(
+        shared_poll):
+    db, commit, cache, poll = shared_poll
+    clocks = Clocks(poll)
+    polls = counted_polls(poll)
+    poll.sync(cache, poll.arrival(clocks.wall()))
+    cache.put('page', entry({root_oid(db): b's'}))
+    clocks.now += 0.001
+    commit('a', 6)
+    received = poll.arrival(clocks.wall())  # after the poll began
+    poll.sync(cache, received)
+    assert len(polls) == 2 and cache.get('page') is None   # never stale
+
+
+def test_a_poll_within_the_clocks_margin_of_the_arrival_is_not_shared(
+        shared_poll):
+    db, commit, cache, poll = shared_poll
+    clocks = Clocks(poll)
+    polls = counted_polls(poll)
+    received = clocks.wall()
+    clocks.now += poll.WALL_CLOCK_MARGIN / 2
+    poll.sync(cache, poll.arrival(clocks.wall()))
+    poll.sync(cache, poll.arrival(received))
+    assert len(polls) == 2
+
+
+def test_a_wall_clock_set_back_since_the_poll_began_is_not_trusted(
+        shared_poll):
+    db, commit, cache, poll = shared_poll
+    clocks = Clocks(poll)
+    polls = counted_polls(poll)
+    poll.sync(cache, poll.arrival(clocks.wall()))  # began at wall w
+    # the wall clock is set back 10 ms; a request received 1 ms later
+    # reads w - 9 ms on the wall clock: before the poll, by the clock
+    clocks.offset -= 0.010
+    clocks.now += 0.001
+    cache.put('page', entry({root_oid(db): b's'}))
+    commit('a', 7)
+    poll.sync(cache, poll.arrival(clocks.wall()))
+    assert len(polls) == 2 and cache.get('page') is None
+    # the clock set forward again is no reason not to share a later poll
+    clocks.offset += 0.010
+    received = clocks.wall()
+    clocks.now += 0.001
+    poll.sync(cache, poll.arrival(clocks.wall()))
+    poll.sync(cache, poll.arrival(received))
+    assert len(polls) == 3
+
+
+def test_a_request_without_a_server_arrival_never_shares_an_older_poll(
+        shared_poll):
+    db, commit, cache, poll = shared_poll
+    polls = counted_polls(poll)
+    arrived = poll.arrival()
+    assert arrived == (0, None)
+    poll.sync(cache, arrived)
+    poll.sync(cache, poll.arrival(None))
+    assert len(polls) == 2
 
 
 def test_a_page_is_kept_unless_a_poll_since_its_mark_saw_what_it_read(
@@ -449,6 +547,29 @@ def test_the_front_door_is_built_when_the_cache_is_on_and_shares_its_cache():
     assert cache_stage(build=build).cache is built.cache
     assert built.sources is build.shared[responsecache.DATABASE_SOURCE]
     assert built.choose == build.registry.choose_request_factory
+
+
+def test_the_server_arrival_is_mod_wsgis_request_start_of_any_version():
+    from zope.pipeline.stages.response_cache import server_arrival
+    assert server_arrival({}) is None
+    # mod_wsgi 6: seconds, a float; before: microseconds, a string
+    assert server_arrival({'mod_wsgi.request_start': 1764186000.25}) == \
+        1764186000.25
+    assert server_arrival({'mod_wsgi.request_start': '1764186000250000'}) \
+        == 1764186000.25
+    assert server_arrival({'mod_wsgi.request_start': 'soon'}) is None
+    assert server_arrival({'mod_wsgi.request_start': 1764186000}) is None
+
+
+def test_the_front_door_trusts_the_server_arrival_unless_turned_off():
+    from zope.pipeline.stages import response_cache as module
+    on = module.response_cache_hit_stage(
+        object(), build=Settings(enabled='true'))
+    off = module.response_cache_hit_stage(
+        object(), build=Settings(enabled='true', server_arrival='false'))
+    environ = {'mod_wsgi.request_start': 1764186000.5}
+    assert on.received(environ) == 1764186000.5
+    assert off.received(environ) is None
 
 
 def test_the_front_door_passes_requests_it_cannot_poll_for(db):

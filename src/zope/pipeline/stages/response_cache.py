@@ -11,7 +11,9 @@ It keeps one ``responsecache.SharedPoll`` per process: a storage
 instance whose invalidation polls (RelStorage: the commits of every
 process and host) drop the kept pages that read a changed object; a
 request is answered from a kept page only after a poll that started
-after it arrived has completed (concurrent requests share one).  Then
+after it arrived has completed: concurrent requests share one, and so do
+the requests that waited in mod_wsgi's queue, by when Apache received
+them (``mod_wsgi.request_start``; ``response_cache.server_arrival``).  Then
 nothing but the stored page is sent: nothing is committed, no site is
 set, nobody is authenticated (a candidate carries no credentials).  The
 outer stages before it (metrics, security_headers, virtual_host with
@@ -131,6 +133,11 @@ class IResponseCacheSettings(Interface):
         title='Request headers (space separated) every page depends on, '
               'besides Accept-Language and Accept-Charset',
         default='', required=False)
+    server_arrival = Bool(
+        title="Let a request share the poll of an earlier one that began "
+              "after the server received it (mod_wsgi's request_start, "
+              "the host's wall clock)",
+        default=True, required=False)
 
 
 #: What the server (or virtual_host) sets that a page's URL and answer
@@ -194,6 +201,27 @@ class Keys:
                 get(keys.VH_DIRECTIVES), get(keys.SITE_ROOT))
 
 
+def server_arrival(environ):
+    """When the server received the request, in seconds since the epoch
+    on the host's wall clock, or None: ``mod_wsgi.request_start`` (a
+    float since mod_wsgi 6, a string of microseconds before), set by
+    Apache after it read the request line; clients cannot set it."""
+    value = environ.get('mod_wsgi.request_start')
+    if value.__class__ is float:
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value) / 1e6
+        except ValueError:
+            return None
+    return None
+
+
+def unknown_arrival(environ):
+    """``server_arrival`` when ``response_cache.server_arrival`` is off."""
+    return None
+
+
 def shape_of(request):
     """What of the request a page may depend on besides its environ: its
     class and every interface it provides (its skin and layers)."""
@@ -216,7 +244,7 @@ class CacheStage:
 
     def valid_entry(self, environ, base, learned, poll, arrived):
         """The kept page of ``base`` once a poll that began after
-        ``arrived`` (``poll.arrival()``) has dropped the pages whose
+        ``arrived`` (``poll.arrival(received)``) has dropped the pages whose
         objects changed, or None (a miss, counted)."""
         cache = self.cache
         key = (base, varied(environ, learned.environ_keys))
@@ -248,8 +276,9 @@ class ResponseCacheStage(CacheStage):
 
     def __init__(self, next_app, max_bytes=64 << 20,
                  max_entry_bytes=1 << 20, cache_control='no-cache',
-                 ignored_cookies='', vary='', clock=time.monotonic,
-                 build=None):
+                 ignored_cookies='', vary='', server_arrival=True,
+                 clock=time.monotonic, build=None):
+        # server_arrival is the front door's (response_cache_hit_stage)
         self.next_app = next_app
         # one cache for the chains of every request type of a publisher
         shared = build.shared if build is not None else {}
@@ -475,9 +504,9 @@ class Front:
     """What ``response_cache_hit`` hands the ``response_cache`` stage for
     a request it did not answer: the key it made (None when it could not
     make one without the request), the learned key (or None), the shared
-    poll, the poll count when the request arrived (``arrived``) and the
-    poll's ``mark()`` taken before the request's transaction began; what
-    it knows of the request type (``kind``, a ``RequestKind``, or None)
+    poll, when the request arrived (``arrived``: ``SharedPoll.arrival``)
+    and the poll's ``mark()`` taken before the request's transaction
+    began; what it knows of the request type (``kind``, a ``RequestKind``, or None)
     and the ``request_spec_inputs`` of its factory now (``inputs``)."""
 
     __slots__ = ('base', 'learned', 'poll', 'arrived', 'mark', 'kind',
@@ -552,11 +581,14 @@ class ResponseCacheHitStage(CacheStage):
     (``RequestKind``), and hands everything else to the ``response_cache``
     stage behind (``Front``), with the shared poll."""
 
-    def __init__(self, next_app, keys_, cache, choose, sources):
+    def __init__(self, next_app, keys_, cache, choose, sources,
+                 received=server_arrival):
         self.next_app = next_app
         self.keys = keys_
         self.cache = cache
         self.choose = choose        # the registry's choose_request_factory
+        #: environ -> when the server received the request, or None.
+        self.received = received
         #: Request type name -> open_root's database source, filled as the
         #: inner chains are built (those whose database is the process's).
         self.sources = sources
@@ -613,7 +645,7 @@ class ResponseCacheHitStage(CacheStage):
             return self.next_app(environ, start_response)
         if poll is None:
             return self.next_app(environ, start_response)
-        arrived = poll.arrival()
+        arrived = poll.arrival(self.received(environ))
         kind = self.kind_of(registration)
         inputs, shape = kind.now()
         base = learned = None
@@ -654,7 +686,8 @@ def response_cache_hit_stage(next_app, build=None):
         next_app, Keys(settings['ignored_cookies'], settings['vary']),
         shared_cache(build.shared, settings['max_bytes']),
         build.registry.choose_request_factory,
-        build.shared.setdefault(DATABASE_SOURCE, {}))
+        build.shared.setdefault(DATABASE_SOURCE, {}),
+        server_arrival if settings['server_arrival'] else unknown_arrival)
 
 
 response_cache_hit_stage.contract = Contract(

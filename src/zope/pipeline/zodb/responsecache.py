@@ -24,6 +24,7 @@ name="..." />`` (``CacheableDirective``) or a class attribute
 import collections
 import hashlib
 import threading
+import time
 
 from ZODB.Connection import Connection
 from ZODB.interfaces import IMVCCStorage
@@ -404,12 +405,28 @@ class SharedPoll:
     pages exact, shared by the requests of the process.
 
     A request may be answered from a stored page only after a poll that
-    *started after the request arrived* completed: ``arrival()`` is the
-    number of polls started when it arrived, and ``sync(arrived)`` waits
-    for, or makes, a poll with a greater number.  Polls run one at a time,
-    under ``lock``; a poll drops from the cache every page that read an
-    object it reports changed (``ResponseCache.invalidate``), and is kept
-    in a short log (``log``) for the pages being rendered meanwhile.
+    *started after the request arrived* completed.  ``arrival(received)``
+    says when it arrived: the number of polls started by then, and the
+    instant the server received it on the wall clock (``received``, e.g.
+    ``mod_wsgi.request_start``, or None); ``sync(arrived)`` returns at
+    once when a poll with a greater number, or one that began on the wall
+    clock after ``received``, has completed, and otherwise polls.  Polls
+    run one at a time, under ``lock``; a poll drops from the cache every
+    page that read an object it reports changed
+    (``ResponseCache.invalidate``), and is kept in a short log (``log``)
+    for the pages being rendered meanwhile.
+
+    The server's instant lets the requests that waited in the server's
+    queue share the poll of the request before them.  It is the wall
+    clock of the same host (mod_wsgi's daemons listen on unix sockets
+    only), which the system may set: a poll counts as after ``received``
+    only when it began more than ``WALL_CLOCK_MARGIN`` later and the wall
+    clock was not set back by more than that margin since the poll began
+    (the difference between the wall clock and the monotonic clock
+    changes only when the wall clock is set; ``clock_offsets``).  A poll
+    that truly began before the request arrived would need the clock set
+    back between the two, which the second condition sees, unless it was
+    set forward again by as much before the request was answered.
 
     A page rendered in a snapshot older than the last poll could have
     missed what that poll dropped: ``mark()``, taken before the rendering's
@@ -421,6 +438,13 @@ class SharedPoll:
     #: Polls remembered for ``store``: a page whose rendering outlasted
     #: more polls than this is not kept.
     LOG_SIZE = 64
+    #: Seconds: wall-clock instants closer than this are not told apart,
+    #: and a wall clock set back by more is seen.
+    WALL_CLOCK_MARGIN = 0.0001
+
+    #: The clocks (replaced in tests).
+    wall_clock = staticmethod(time.time)
+    monotonic_clock = staticmethod(time.monotonic)
 
     def __init__(self, db):
         self.db = db
@@ -429,28 +453,60 @@ class SharedPoll:
         #: Polls started, and the number of the last one that completed.
         self.started = 0
         self.done = 0
+        #: When the last completed poll began: the wall clock, and the
+        #: most the wall clock was ahead of the monotonic one.
+        self.began = None
         #: (number, oids or None) of the last polls that completed.
         self.log = collections.deque(maxlen=self.LOG_SIZE)
 
     def close(self):
         self.instance.release()
 
-    def arrival(self):
-        return self.started
+    def arrival(self, received=None):
+        """What a request arriving now passes to ``sync``: the polls
+        started by now, and the wall-clock instant the server received it
+        (None when unknown)."""
+        return self.started, received
+
+    def clock_offsets(self):
+        """The wall clock now, and bounds of how far it is ahead of the
+        monotonic clock: (now, low, high)."""
+        before = self.monotonic_clock()
+        now = self.wall_clock()
+        after = self.monotonic_clock()
+        return now, now - after, now - before
+
+    def began_after(self, received):
+        """Whether the last completed poll began after the wall-clock
+        instant ``received``, the wall clock not set back since."""
+        began = self.began
+        if began is None:
+            return False
+        began_at, ahead = began
+        margin = self.WALL_CLOCK_MARGIN
+        if began_at - received <= margin:
+            return False
+        low = self.clock_offsets()[1]
+        return ahead - low <= margin
 
     def sync(self, cache, arrived):
         """Make sure a poll that started after ``arrived`` (``arrival()``
         when the request arrived) completed and its invalidations were
         applied to ``cache``."""
+        started, received = arrived
         with self.lock:
-            if self.done > arrived:
+            if self.done > started:
                 return      # a poll that started after the arrival
+            if received is not None and self.began_after(received):
+                return      # one that began after the server received it
+            now, _, ahead = self.clock_offsets()
             self.started += 1
             number = self.started
             oids = self.changes()
             cache.invalidate(oids)
             self.log.append((number, oids))
             self.done = number
+            self.began = (now, ahead)
 
     def changes(self):
         """Poll the storage: the oids of the objects changed since the
