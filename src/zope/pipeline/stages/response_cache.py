@@ -506,8 +506,9 @@ class Front:
     make one without the request), the learned key (or None), the shared
     poll, when the request arrived (``arrived``: ``SharedPoll.arrival``)
     and the poll's ``mark()`` taken before the request's transaction
-    began; what it knows of the request type (``kind``, a ``RequestKind``, or None)
-    and the ``request_spec_inputs`` of its factory now (``inputs``)."""
+    began; what it knows of the request type (``kind``, a
+    ``RequestKind``, or None) and the ``request_spec_inputs`` of its
+    factory now (``inputs``)."""
 
     __slots__ = ('base', 'learned', 'poll', 'arrived', 'mark', 'kind',
                  'inputs')
