@@ -332,6 +332,15 @@ class Clocks:
         return self.now + self.offset + later
 
 
+def queued_behind_one(poll, cache, clocks, gap):
+    """A request received, then ``gap`` seconds later another that polls
+    first; then the queued one is synced."""
+    received = clocks.wall()
+    clocks.now += gap
+    poll.sync(cache, poll.arrival(clocks.wall()))
+    poll.sync(cache, poll.arrival(received))
+
+
 def counted_polls(poll):
     """The polls ``poll`` makes from now on, counted in a list."""
     made = []
@@ -348,13 +357,9 @@ def test_a_request_received_before_a_poll_began_shares_it(shared_poll):
     db, commit, cache, poll = shared_poll
     clocks = Clocks(poll)
     polls = counted_polls(poll)
-    received = clocks.wall()                # it waits in the queue ...
-    clocks.now += 0.002
-    poll.sync(cache, poll.arrival(clocks.wall()))  # ... behind this one
-    assert len(polls) == 1
-    clocks.now += 0.001
-    poll.sync(cache, poll.arrival(received))    # began 2 ms after: shared
-    assert len(polls) == 1
+    # the poll of the request before it began 2 ms after it was received
+    queued_behind_one(poll, cache, clocks, 0.002)
+    assert len(polls) == 1                  # shared
 
 
 def test_a_request_received_after_a_commit_and_a_poll_sees_the_commit(
@@ -376,10 +381,7 @@ def test_a_poll_within_the_clocks_margin_of_the_arrival_is_not_shared(
     db, commit, cache, poll = shared_poll
     clocks = Clocks(poll)
     polls = counted_polls(poll)
-    received = clocks.wall()
-    clocks.now += poll.WALL_CLOCK_MARGIN / 2
-    poll.sync(cache, poll.arrival(clocks.wall()))
-    poll.sync(cache, poll.arrival(received))
+    queued_behind_one(poll, cache, clocks, poll.WALL_CLOCK_MARGIN / 2)
     assert len(polls) == 2
 
 
@@ -399,10 +401,7 @@ def test_a_wall_clock_set_back_since_the_poll_began_is_not_trusted(
     assert len(polls) == 2 and cache.get('page') is None
     # the clock set forward again is no reason not to share a later poll
     clocks.offset += 0.010
-    received = clocks.wall()
-    clocks.now += 0.001
-    poll.sync(cache, poll.arrival(clocks.wall()))
-    poll.sync(cache, poll.arrival(received))
+    queued_behind_one(poll, cache, clocks, 0.001)
     assert len(polls) == 3
 
 
