@@ -276,9 +276,8 @@ class ResponseCacheStage(CacheStage):
 
     def __init__(self, next_app, max_bytes=64 << 20,
                  max_entry_bytes=1 << 20, cache_control='no-cache',
-                 ignored_cookies='', vary='', server_arrival=True,
-                 clock=time.monotonic, build=None):
-        # server_arrival is the front door's (response_cache_hit_stage)
+                 ignored_cookies='', vary='', clock=time.monotonic,
+                 build=None):
         self.next_app = next_app
         # one cache for the chains of every request type of a publisher
         shared = build.shared if build is not None else {}
@@ -482,9 +481,11 @@ def not_modified(start_response, headers):
     return []
 
 
-def response_cache_stage(next_app, enabled=False, build=None, **settings):
+def response_cache_stage(next_app, enabled=False, server_arrival=True,
+                         build=None, **settings):
     """The stage factory: ResponseCacheStage when enabled, else
-    ``next_app`` (the stage costs nothing)."""
+    ``next_app`` (the stage costs nothing).  ``server_arrival`` is the
+    front door's (``response_cache_hit_stage`` reads it)."""
     if not enabled:
         return next_app
     return ResponseCacheStage(next_app, build=build, **settings)
