@@ -441,6 +441,139 @@ def test_a_page_is_kept_unless_a_poll_since_its_mark_saw_what_it_read(
     assert poll.store(cache, 'late', entry({b'x': b's'}), mark) is None
 
 
+def sending(poll):
+    """Let ``poll`` send ahead (``sender``): each send records the number
+    of polls started and whether the lock was held as it was sent; the
+    answer is the storage's poll, made when it is read."""
+    sent = []
+
+    def sender():
+        def send():
+            sent.append((poll.started, poll.lock.locked()))
+            return lambda: poll.changes()
+        return send
+    poll.sender = sender
+    return sent
+
+
+def test_a_storage_poll_is_not_sent_ahead_unless_it_says_how(shared_poll):
+    db, commit, cache, poll = shared_poll
+    assert poll.sender() is None
+    assert poll.send(cache, poll.arrival()) is None
+    assert poll.started == 0 and not poll.lock.locked()
+
+
+def test_a_poll_sent_ahead_is_numbered_and_locked_before_it_is_sent(
+        shared_poll):
+    db, commit, cache, poll = shared_poll
+    sent = sending(poll)
+    polls = counted_polls(poll)
+    poll.sync(cache, poll.arrival())
+    cache.put('page', entry({root_oid(db): b's'}))
+    commit('a', 8)
+    arrived = poll.arrival()
+    ahead = poll.send(cache, arrived)
+    assert sent == [(arrived[0] + 1, True)]
+    later = poll.arrival()          # arrived once it was sent
+    assert poll.lock.locked() and poll.done == arrived[0]
+    ahead.complete()
+    assert not poll.lock.locked() and poll.done == arrived[0] + 1
+    assert cache.get('page') is None        # the commit before it, seen
+    ahead.complete()                        # once only
+    assert len(polls) == 2
+    poll.sync(cache, arrived)               # answered by it
+    assert len(polls) == 2
+    poll.sync(cache, later)                 # not: it was sent before
+    assert len(polls) == 3
+
+
+def test_no_poll_is_sent_when_one_after_the_arrival_completed_or_runs(
+        shared_poll):
+    db, commit, cache, poll = shared_poll
+    sent = sending(poll)
+    arrived = poll.arrival()
+    poll.sync(cache, arrived)
+    assert poll.send(cache, arrived) is None            # completed
+    arrived = poll.arrival()
+    with poll.lock:                                     # another runs
+        assert poll.send(cache, arrived) is None
+    assert sent == []
+
+
+def test_a_poll_covering_the_arrival_completed_while_waiting_is_enough(
+        shared_poll):
+    db, commit, cache, poll = shared_poll
+    sent = sending(poll)
+    arrived = poll.arrival()
+    covered = []
+    acquire = poll.lock.acquire
+
+    class Lock:
+        """The lock, acquired once another request's poll completed."""
+
+        def acquire(self, blocking=True):
+            poll.lock = lock
+            poll.sync(cache, poll.arrival())
+            covered.append(poll.done)
+            return acquire(blocking)
+
+        def release(self):
+            lock.release()
+    lock = poll.lock
+    poll.lock = Lock()
+    assert poll.send(cache, arrived) is None
+    assert covered == [arrived[0] + 1] and sent == []
+    assert not lock.locked()
+
+
+def test_a_poll_that_cannot_be_sent_releases_the_lock(shared_poll):
+    db, commit, cache, poll = shared_poll
+
+    def sender():
+        def send():
+            raise ConnectionError('the database went away')
+        return send
+    poll.sender = sender
+    with pytest.raises(ConnectionError):
+        poll.send(cache, poll.arrival())
+    assert not poll.lock.locked() and poll.done == 0
+    del poll.sender
+    polls = counted_polls(poll)
+    poll.sync(cache, poll.arrival())
+    assert len(polls) == 1 and poll.done == 2
+
+
+def test_a_poll_sent_ahead_whose_answer_fails_raises_once(shared_poll):
+    db, commit, cache, poll = shared_poll
+    sending(poll)
+    poll.sync(cache, poll.arrival())
+    arrived = poll.arrival()
+    ahead = poll.send(cache, arrived)
+
+    def unreachable():
+        raise ConnectionError('the database went away')
+    poll.changes = unreachable
+    with pytest.raises(ConnectionError):
+        ahead.complete()
+    ahead.complete()
+    assert not poll.lock.locked() and poll.done == arrived[0]
+
+
+def test_the_requests_whose_keys_were_known_are_a_bounded_hint():
+    cache = ResponseCache(1 << 20)
+    cache.HOT_MAX = 2
+    cache.heat('a', True)
+    cache.heat('b', True)
+    cache.heat('b', True)
+    assert set(cache.hot) == {'a', 'b'}
+    cache.heat('a', False)
+    cache.heat('a', False)
+    assert set(cache.hot) == {'b'}
+    cache.heat('c', True)
+    cache.heat('d', True)           # past the bound: it starts again
+    assert set(cache.hot) == {'d'}
+
+
 # -- the stages around the shared poll
 
 
