@@ -351,6 +351,135 @@ def test_a_request_that_waited_in_the_queue_shares_the_poll_before_it(
     assert '<h1>Changed elsewhere</h1>' in response.text
 
 
+@pytest.fixture
+def sends(monkeypatch):
+    """Polls sent ahead (``SharedPoll.send``), counted: each shared poll
+    sends as the speedups seam does on MySQL, its answer read by the
+    storage's own poll when ``response_cache_hit`` needs it."""
+    from zope.pipeline.zodb.responsecache import SharedPoll
+    made = []
+
+    def sender(self):
+        def send():
+            made.append(self)
+            return self.changes
+        return send
+    monkeypatch.setattr(SharedPoll, 'sender', sender)
+    return made
+
+
+def cache_of(app):
+    from zope.pipeline.stages.response_cache import SHARED_KEY
+    return app.app.shared[SHARED_KEY]
+
+
+def test_a_page_answered_before_has_its_poll_sent_as_it_comes_in(
+        app, other, sends):
+    stored(app, '/folder/page')
+    assert sends == []      # its key was not known as it came in
+    assert is_hit(app.get('/folder/page'))
+    assert len(sends) == 1 and is_hit(app.get('/folder/page'))
+    assert len(sends) == 2
+
+    def retitle(root):
+        root['folder']['page'].title = 'Changed elsewhere'
+    other.commit(retitle)
+    response = app.get('/folder/page')
+    assert len(sends) == 3 and not is_hit(response)
+    assert '<h1>Changed elsewhere</h1>' in response.text
+    poll = cache_of(app).poll
+    assert poll.done == poll.started and not poll.lock.locked()
+
+
+def test_a_poll_sent_for_a_request_the_outer_stages_answer_is_completed(
+        app, sends):
+    from zope.pipeline.stages.response_cache import raw_request
+    stored(app, '/folder/page')
+    cache = cache_of(app)
+    environ = {'HTTP_HOST': 'localhost:80', 'SCRIPT_NAME': '',
+               'PATH_INFO': '/_ready', 'QUERY_STRING': ''}
+    cache.heat(raw_request(environ), True)
+    assert app.get('/_ready').text.strip() == 'ready'
+    assert len(sends) == 1
+    assert cache.poll.done == cache.poll.started
+    assert not cache.poll.lock.locked()
+    assert is_hit(app.get('/folder/page'))
+
+
+def test_a_poll_sent_ahead_that_fails_leaves_the_page_to_the_chain(
+        app, sends, monkeypatch):
+    from zope.pipeline.zodb.responsecache import SharedPoll
+    stored(app, '/folder/page')
+    assert is_hit(app.get('/folder/page'))
+
+    def unreachable(poll):
+        raise ConnectionError('the database went away')
+    monkeypatch.setattr(SharedPoll, 'changes', unreachable)
+    rendered = app.get('/folder/page')
+    assert len(sends) == 2 and not is_hit(rendered)
+    assert not cache_of(app).poll.lock.locked()
+
+
+def test_a_sent_poll_failing_where_no_page_is_asked_is_only_logged(
+        app, sends, monkeypatch, caplog):
+    from zope.pipeline.stages.response_cache import raw_request
+    from zope.pipeline.zodb.responsecache import SharedPoll
+    stored(app, '/folder/page')
+    cache = cache_of(app)
+    cache.heat(raw_request({'HTTP_HOST': 'localhost:80', 'SCRIPT_NAME': '',
+                            'PATH_INFO': '/_ready', 'QUERY_STRING': ''}),
+               True)
+
+    def unreachable(poll):
+        raise ConnectionError('the database went away')
+    monkeypatch.setattr(SharedPoll, 'changes', unreachable)
+    with caplog.at_level('DEBUG', 'zope.pipeline.stages.response_cache'):
+        assert app.get('/_ready').text.strip() == 'ready'
+    assert 'the poll sent ahead failed' in caplog.text
+    assert len(sends) == 1 and not cache.poll.lock.locked()
+
+
+def test_a_poll_that_cannot_be_sent_is_made_by_the_front_door(
+        app, monkeypatch, caplog, polls):
+    from zope.pipeline.zodb.responsecache import SharedPoll
+
+    def sender(self):
+        def send():
+            raise ConnectionError('the database went away')
+        return send
+    monkeypatch.setattr(SharedPoll, 'sender', sender)
+    stored(app, '/folder/page')
+    assert is_hit(app.get('/folder/page'))      # known as it comes in
+    made = len(polls)
+    with caplog.at_level('DEBUG', 'zope.pipeline.stages.response_cache'):
+        assert is_hit(app.get('/folder/page'))
+    assert 'the poll could not be sent' in caplog.text
+    assert len(polls) == made + 1
+    assert not cache_of(app).poll.lock.locked()
+
+
+def test_a_page_whose_key_was_forgotten_has_no_poll_sent(app, sends):
+    stored(app, '/folder/page')
+    assert is_hit(app.get('/folder/page'))
+    cache = cache_of(app)
+    assert len(cache.hot) == 1
+    # the page and its learned key evicted: the next request's key is
+    # not known, so the one after it sends no poll
+    for entry_key, value in list(cache._entries.items()):
+        cache.discard(entry_key, value)
+    assert not is_hit(app.get('/folder/page'))
+    assert cache.hot == {} and len(sends) == 2
+    app.get('/folder/page')
+    assert len(sends) == 2 and len(cache.hot) == 1
+
+
+def test_without_poll_ahead_no_poll_is_sent(make_testapp, config, sends):
+    app = make_testapp(SITE_ZCML, settings(config, poll_ahead='false'))
+    stored(app, '/folder/page')
+    assert is_hit(app.get('/folder/page'))
+    assert sends == []
+
+
 def test_without_server_arrival_a_queued_request_polls_again(
         make_testapp, config, polls):
     app = make_testapp(SITE_ZCML, settings(config, server_arrival='false'))
@@ -628,10 +757,13 @@ CHANGES = {
 }
 
 
-@pytest.mark.parametrize('stamped', [False, True],
-                         ids=['no-server-arrival', 'mod_wsgi-arrival'])
-def test_random_reads_and_commits_never_give_a_stale_page(app, other,
-                                                          stamped):
+@pytest.mark.parametrize('stamped, ahead', [
+    (False, False), (True, False), (True, True)],
+    ids=['no-server-arrival', 'mod_wsgi-arrival', 'polls-sent-ahead'])
+def test_random_reads_and_commits_never_give_a_stale_page(
+        app, other, stamped, ahead, request):
+    if ahead:
+        request.getfixturevalue('sends')
     from hypothesis import HealthCheck
     from hypothesis import given
     from hypothesis import settings as hypothesis_settings

@@ -181,7 +181,8 @@ def test_the_pipeline_page_draws_the_outer_chain_once_then_each_inner(app):
     html = app.get('/@@pipeline.html', extra_environ=basic(*ADMIN)).html
     outer = html.find('section', class_='outer')
     assert [box['id'] for box in outer.find_all('li', class_='stage')][
-        :2] == ['outer-metrics', 'outer-security_headers']
+        :3] == ['outer-metrics', 'outer-response_cache_poll',
+                'outer-security_headers']
     browser = html.find('section', id='request-type-browser')
     boxes = browser.find_all('li', class_='stage')
     names = [box.find('h3').get_text() for box in boxes]

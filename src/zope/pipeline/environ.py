@@ -35,6 +35,7 @@ __all__ = (
     'POWERED_BY',
     'RECORD_KEY',
     'RESPONSE_CACHE_FRONT',
+    'RESPONSE_CACHE_POLL',
     'SERVER_KEYS',
     'SERVER_PREFIXES',
     'from_server',
@@ -113,6 +114,10 @@ RECORD_KEY = 'zope.pipeline.metrics.record'
 #: response_cache stage (``stages.response_cache.Front``): the key, and
 #: the shared poll the page is kept through.
 RESPONSE_CACHE_FRONT = 'zope.pipeline.response_cache.front'
+#: What response_cache_poll, ahead of the other outer stages, hands
+#: response_cache_hit (``stages.response_cache.Ahead``): the shared poll,
+#: when the request arrived, and the poll it sent ahead, if any.
+RESPONSE_CACHE_POLL = 'zope.pipeline.response_cache.poll'
 
 # ----------------------------------------------------------- the server's keys
 

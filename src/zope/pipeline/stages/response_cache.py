@@ -13,7 +13,13 @@ process and host) drop the kept pages that read a changed object; a
 request is answered from a kept page only after a poll that started
 after it arrived has completed: concurrent requests share one, and so do
 the requests that waited in mod_wsgi's queue, by when Apache received
-them (``mod_wsgi.request_start``; ``response_cache.server_arrival``).  Then
+them (``mod_wsgi.request_start``; ``response_cache.server_arrival``).  A
+third, outer stage, ``response_cache_poll`` (``ResponseCachePollStage``), right
+after ``metrics``, sends that poll ahead as a request for a page whose
+key was known comes in (``SharedPoll.send``, where the storage says how:
+RelStorage on MySQL, with the speedups), so that the database answers
+while the outer stages run; ``response_cache_hit`` reads the answer
+(``response_cache.poll_ahead``).  Then
 nothing but the stored page is sent: nothing is committed, no site is
 set, nobody is authenticated (a candidate carries no credentials).  The
 outer stages before it (metrics, security_headers, virtual_host with
@@ -138,6 +144,11 @@ class IResponseCacheSettings(Interface):
               "after the server received it (mod_wsgi's request_start, "
               "the host's wall clock)",
         default=True, required=False)
+    poll_ahead = Bool(
+        title='Send the shared poll as a request for a page answered '
+              'before comes in, so that the database answers while the '
+              'outer stages run (RelStorage on MySQL)',
+        default=True, required=False)
 
 
 #: What the server (or virtual_host) sets that a page's URL and answer
@@ -242,13 +253,16 @@ class CacheStage:
     invalidations, stores and evictions (in the cache and in the
     request's metrics record), and find a page valid after a poll."""
 
-    def valid_entry(self, environ, base, learned, poll, arrived):
+    def valid_entry(self, environ, base, learned, poll, arrived, sent=None):
         """The kept page of ``base`` once a poll that began after
         ``arrived`` (``poll.arrival(received)``) has dropped the pages whose
-        objects changed, or None (a miss, counted)."""
+        objects changed, or None (a miss, counted); ``sent``, a poll sent
+        ahead for the request (``SentPoll``), is completed first."""
         cache = self.cache
         key = (base, varied(environ, learned.environ_keys))
         before = cache.get(key)
+        if sent is not None:
+            sent.complete()
         poll.sync(cache, arrived)
         entry = cache.get(key)
         if entry is None:
@@ -482,10 +496,10 @@ def not_modified(start_response, headers):
 
 
 def response_cache_stage(next_app, enabled=False, server_arrival=True,
-                         build=None, **settings):
+                         poll_ahead=True, build=None, **settings):
     """The stage factory: ResponseCacheStage when enabled, else
-    ``next_app`` (the stage costs nothing).  ``server_arrival`` is the
-    front door's (``response_cache_hit_stage`` reads it)."""
+    ``next_app`` (the stage costs nothing).  ``server_arrival`` and
+    ``poll_ahead`` are the outer stages' (``front_settings``)."""
     if not enabled:
         return next_app
     return ResponseCacheStage(next_app, build=build, **settings)
@@ -630,69 +644,192 @@ class ResponseCacheHitStage(CacheStage):
         return kind
 
     def __call__(self, environ, start_response):
+        ahead = environ.get(keys.RESPONSE_CACHE_POLL)
         if not self.keys.candidate(environ):
-            return self.next_app(environ, start_response)
+            return self.passed(environ, start_response, ahead)
         registration = self.choose(environ)
         source = (self.sources.get(registration.name)
                   if registration is not None else None)
         if source is None:
             # no request type, or a database chosen per request
-            return self.next_app(environ, start_response)
+            return self.passed(environ, start_response, ahead)
         try:
             poll = self.poll(source)
         except Exception:
             # the database cannot be opened: the chain answers (retry's
             # 503 with Retry-After, and its one log line)
             logger.debug('response_cache: no shared poll', exc_info=True)
-            return self.next_app(environ, start_response)
+            return self.passed(environ, start_response, ahead)
         if poll is None:
-            return self.next_app(environ, start_response)
-        arrived = poll.arrival(self.received(environ))
+            return self.passed(environ, start_response, ahead)
+        sent = None
+        if ahead is not None and ahead.poll is poll:
+            arrived, sent = ahead.arrived, ahead.sent
+        else:
+            if ahead is not None:
+                ahead.settle()
+            arrived = poll.arrival(self.received(environ))
         kind = self.kind_of(registration)
         inputs, shape = kind.now()
         base = learned = None
         if shape is not None:
             base = self.keys.key_of(environ, registration.name, shape)
             learned = self.cache.get(base)
+            if ahead is not None:
+                self.cache.heat(ahead.request, learned is not None)
             if learned is not None:
                 try:
                     entry = self.valid_entry(environ, base, learned, poll,
-                                             arrived)
+                                             arrived, sent)
                 except Exception:
                     # nothing kept is answered without a poll; the chain
                     # renders, or answers the outage
                     logger.debug('response_cache: the shared poll failed',
                                  exc_info=True)
-                    return self.next_app(environ, start_response)
+                    return self.passed(environ, start_response, ahead)
                 if entry is not None:
                     return hit(self, environ, start_response, entry)
+        if sent is not None:
+            ahead.settle()
         environ[keys.RESPONSE_CACHE_FRONT] = Front(
             base, learned, poll, arrived, poll.mark(), kind, inputs)
+        return self.next_app(environ, start_response)
+
+    def passed(self, environ, start_response, ahead):
+        """Pass the request on, the poll sent ahead for it completed."""
+        if ahead is not None:
+            ahead.settle()
         return self.next_app(environ, start_response)
 
     #: The clock of the ``Age`` of hits (the stored pages' clock).
     clock = staticmethod(time.monotonic)
 
 
+def front_settings(build):
+    """The ``response_cache`` settings of the outer stages' build, or None
+    when the ``response_cache`` stage is off."""
+    if build is None:
+        return None
+    settings = convert(response_cache_stage, 'response_cache',
+                       build.settings.get('response_cache', {}))
+    return settings if settings['enabled'] else None
+
+
+def arrival_of(settings):
+    """How the outer stages read when the server received a request."""
+    return server_arrival if settings['server_arrival'] else unknown_arrival
+
+
 def response_cache_hit_stage(next_app, build=None):
     """The stage factory: ResponseCacheHitStage when the
     ``response_cache`` stage is on (its settings say so), else
     ``next_app``."""
-    if build is None:
-        return next_app
-    settings = convert(response_cache_stage, 'response_cache',
-                       build.settings.get('response_cache', {}))
-    if not settings['enabled']:
+    settings = front_settings(build)
+    if settings is None:
         return next_app
     return ResponseCacheHitStage(
         next_app, Keys(settings['ignored_cookies'], settings['vary']),
         shared_cache(build.shared, settings['max_bytes']),
         build.registry.choose_request_factory,
-        build.shared.setdefault(DATABASE_SOURCE, {}),
-        server_arrival if settings['server_arrival'] else unknown_arrival)
+        build.shared.setdefault(DATABASE_SOURCE, {}), arrival_of(settings))
 
 
 response_cache_hit_stage.contract = Contract(
-    reads_if_present=(keys.VH_DIRECTIVES, keys.SITE_ROOT, keys.RECORD_KEY),
+    reads_if_present=(keys.VH_DIRECTIVES, keys.SITE_ROOT, keys.RECORD_KEY,
+                      keys.RESPONSE_CACHE_POLL),
     writes=(keys.VIEW_NAME, keys.RESPONSE_CACHE_FRONT),
     results=(keys.VIEW_NAME,))
+
+
+def raw_request(environ):
+    """A request as it came in, before ``virtual_host``: its host, script
+    name, path and query string."""
+    get = environ.get
+    return (get('HTTP_HOST'), get('SCRIPT_NAME'), get('PATH_INFO'),
+            get('QUERY_STRING'))
+
+
+class Ahead:
+    """What ``response_cache_poll`` hands ``response_cache_hit``: the
+    request as it came in (``raw_request``), the shared poll, when the
+    request arrived (``SharedPoll.arrival``) and the poll sent ahead for
+    it (a ``SentPoll``, or None)."""
+
+    __slots__ = ('request', 'poll', 'arrived', 'sent')
+
+    def __init__(self, request, poll, arrived, sent=None):
+        self.request = request
+        self.poll = poll
+        self.arrived = arrived
+        self.sent = sent
+
+    def settle(self):
+        """Complete the poll sent ahead, if any (a failed poll only means
+        that no poll was made: the next request's polls again)."""
+        sent = self.sent
+        if sent is not None:
+            try:
+                sent.complete()
+            except Exception:
+                logger.debug('response_cache: the poll sent ahead failed',
+                             exc_info=True)
+
+
+class ResponseCachePollStage:
+    """An outer stage, ahead of the others: a candidate request for a
+    page whose key the front door knew (``ResponseCache.hot``) sends the
+    process's shared poll as it comes in (``SharedPoll.send``), so that
+    the database answers while the outer stages run;
+    ``response_cache_hit`` reads the answer before it looks for the
+    page.  Whatever it does, the poll is completed before the request
+    leaves this stage: it holds the poll's lock.  Where the storage's
+    poll is not sent ahead (``SharedPoll.sender``), it passes every
+    request on untouched."""
+
+    def __init__(self, next_app, keys_, cache, received=server_arrival):
+        self.next_app = next_app
+        self.keys = keys_
+        self.cache = cache
+        #: environ -> when the server received the request, or None.
+        self.received = received
+
+    def __call__(self, environ, start_response):
+        cache = self.cache
+        poll = cache.poll
+        if poll is None or poll.sender() is None or \
+                not self.keys.candidate(environ):
+            # no poll yet, or one that is not sent ahead (SQLite)
+            return self.next_app(environ, start_response)
+        request = raw_request(environ)
+        arrived = poll.arrival(self.received(environ))
+        sent = None
+        if request in cache.hot:
+            try:
+                sent = poll.send(cache, arrived)
+            except Exception:
+                # response_cache_hit polls, and handles the outage
+                logger.debug('response_cache: the poll could not be sent',
+                             exc_info=True)
+        ahead = environ[keys.RESPONSE_CACHE_POLL] = Ahead(
+            request, poll, arrived, sent)
+        try:
+            return self.next_app(environ, start_response)
+        finally:
+            ahead.settle()
+
+
+def response_cache_poll_stage(next_app, build=None):
+    """The stage factory: ResponseCachePollStage when the
+    ``response_cache`` stage is on and ``response_cache.poll_ahead``,
+    else ``next_app``."""
+    settings = front_settings(build)
+    if settings is None or not settings['poll_ahead']:
+        return next_app
+    return ResponseCachePollStage(
+        next_app, Keys(settings['ignored_cookies'], settings['vary']),
+        shared_cache(build.shared, settings['max_bytes']),
+        arrival_of(settings))
+
+
+response_cache_poll_stage.contract = Contract(
+    writes=(keys.RESPONSE_CACHE_POLL,))
