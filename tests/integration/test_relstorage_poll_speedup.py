@@ -51,6 +51,29 @@ def databases(tmp_path, installed):
         support.drop_mysql_database(name)
 
 
+@pytest.fixture
+def polled(databases):
+    """(db, commit, the db's SharedPoll after its first poll, its cache),
+    the poll closed after."""
+    from zope.pipeline.zodb.responsecache import ResponseCache
+    db, commit = databases
+    poll = shared_poll_for(db)
+    cache = ResponseCache(1 << 20)
+    try:
+        poll.sync(cache, poll.arrival())
+        yield db, commit, poll, cache
+    finally:
+        poll.close()
+
+
+def lose_connection(reader):
+    """The reader's connection killed on the server (a restart, a
+    network gone)."""
+    admin = support.mysql_admin()
+    admin.cursor().execute('KILL %d' % reader.connection.thread_id())
+    admin.close()
+
+
 def session_value(reader, sql):
     reader.cursor.execute(sql)
     return reader.cursor.fetchall()[0][-1]
@@ -84,9 +107,7 @@ def test_a_poll_after_a_lost_connection_reports_what_changed_meanwhile(
     try:
         poll.changes()
         reader = seam.reader_of(poll)
-        admin = support.mysql_admin()
-        admin.cursor().execute('KILL %d' % reader.connection.thread_id())
-        admin.close()
+        lose_connection(reader)
         commit('b', 2)
         try:
             changed = poll.changes()
@@ -96,3 +117,52 @@ def test_a_poll_after_a_lost_connection_reports_what_changed_meanwhile(
         assert changed == {root_oid(db)}
     finally:
         poll.close()
+
+
+def test_the_first_poll_is_not_sent_ahead(databases):
+    from zope.pipeline.zodb.responsecache import ResponseCache
+    db, commit = databases
+    poll = shared_poll_for(db)
+    try:
+        assert poll.send(ResponseCache(1 << 20), poll.arrival()) is None
+        assert poll.started == 0 and not poll.lock.locked()
+    finally:
+        poll.close()
+
+
+def test_a_poll_sent_ahead_reports_what_was_committed_before_it_was_sent(
+        polled):
+    db, commit, poll, cache = polled
+    reader = seam.reader_of(poll)
+    commit('c', 1)
+    arrived = poll.arrival()
+    sent = poll.send(cache, arrived)
+    assert sent is not None and poll.lock.locked()
+    before = reader.tid
+    assert reader.recorded[0] == before and reader.recorded[1][1]
+    sent.complete()
+    assert poll.done == arrived[0] + 1 and not poll.lock.locked()
+    assert poll.log[-1][1] == {root_oid(db)} and reader.tid > before
+    # the statement is recorded once per transaction id polled
+    poll.send(cache, poll.arrival()).complete()
+    recorded = reader.recorded
+    assert recorded[0] == reader.tid
+    poll.send(cache, poll.arrival()).complete()
+    assert reader.recorded is recorded
+    assert poll.log[-1][1] == frozenset()
+    assert int(session_value(reader, 'SELECT @@autocommit')) == 1
+
+
+def test_a_poll_sent_ahead_on_a_lost_connection_fails_and_the_next_reports(
+        polled):
+    db, commit, poll, cache = polled
+    reader = seam.reader_of(poll)
+    lose_connection(reader)
+    commit('d', 1)
+    try:
+        poll.send(cache, poll.arrival()).complete()
+    except Exception:
+        assert reader.connection is None    # dropped, reopened next
+        assert not poll.lock.locked()
+        poll.sync(cache, poll.arrival())
+    assert poll.log[-1][1] == {root_oid(db)}
