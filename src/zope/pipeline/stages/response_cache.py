@@ -765,7 +765,7 @@ class Ahead:
 
     def settle(self):
         """Complete the poll sent ahead, if any (a failed poll only means
-        that no poll was made: the next request's polls again)."""
+        that no poll was made: the next request polls again)."""
         sent = self.sent
         if sent is not None:
             try:
