@@ -25,6 +25,7 @@ import sys
 import time
 
 from benchmarks import serverside
+from benchmarks.inprocess import call_app
 from benchmarks.inprocess import modwsgi_environ
 from benchmarks.peers import BY_NAME
 from benchmarks.peers import page
@@ -37,20 +38,9 @@ PATH = '/folder/page'
 STORAGES = {'sqlite': SqliteStorage, 'mysql': MysqlStorage}
 
 
-def ask(app):
-    """One GET of the page: (status, headers, body)."""
-    answer = []
-
-    def start_response(status, headers, exc_info=None):
-        answer[:] = [status, dict(headers)]
-        return lambda data: None
-
-    body = app(modwsgi_environ(PATH), start_response)
-    try:
-        data = b''.join(body)
-    finally:
-        getattr(body, 'close', lambda: None)()
-    return answer[0], answer[1], data
+def ask(app, headers=None):
+    """One GET of the page, as mod_wsgi would pass it: (status, body)."""
+    return call_app(app, PATH, modwsgi_environ, headers)
 
 
 def timed(app, requests, evict):
@@ -75,11 +65,13 @@ def cached_app(storage, workspace):
                     'pipeline-cached', zodb_config, workdir], check=True,
                    cwd=PROJECT_ROOT, capture_output=True)
     app = BY_NAME['pipeline-cached'].make_app(zodb_config, workdir)
+    headers = []
     for _ in range(3):
-        status, headers, _data = ask(app)
-    if not status.startswith('200') or 'Age' not in headers:
+        status, _body = ask(app, headers)
+    names = [name for name, _value in headers]
+    if not status.startswith('200') or 'Age' not in names:
         raise RuntimeError('the page is not answered from the cache: %s %r'
-                           % (status, sorted(headers)))
+                           % (status, sorted(names)))
     return app
 
 

@@ -87,12 +87,16 @@ def modwsgi_environ(path, method='GET'):
 ENVIRONS = {'minimal': make_environ, 'modwsgi': modwsgi_environ}
 
 
-def call_app(app, path, environ_factory=make_environ):
-    """(status, body) of one request through a WSGI application."""
+def call_app(app, path, environ_factory=make_environ, headers=None):
+    """(status, body) of one request through a WSGI application; the
+    response's headers are put into the ``headers`` list when one is
+    given."""
     statuses = []
 
-    def start_response(status, headers, exc_info=None):
+    def start_response(status, response_headers, exc_info=None):
         statuses.append(status)
+        if headers is not None:
+            headers[:] = response_headers
         return lambda data: None
 
     body = app(environ_factory(path), start_response)
